@@ -1,0 +1,36 @@
+#include "backends/sim/sim_backend.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace latest::sim {
+
+WorkloadInfo SimWorkload::info() const {
+  const auto& p = gpu_->profile();
+  return {"sim", p.sm_count, p.timer_tick_ns, p.clocks.back()};
+}
+
+DeviceIdentity SimClockControl::identity() {
+  const auto& p = gpu_->profile();
+  DeviceIdentity id;
+  id.name = p.device_name;
+  id.uuid = fmt::format("GPU-5111a7ed-0000-4000-8000-{:012x}", static_cast<unsigned>(index_) + std::hash<std::string>{}(p.name) % 4096);
+  id.pci_bus_id = fmt::format("00000000:{:02X}:00.0", index_ + 1);
+  id.index = index_;
+  id.sm_count = p.sm_count;
+  return id;
+}
+
+void SimClockControl::set_clock(Mhz mhz) {
+  const auto& clocks = gpu_->profile().clocks;
+  if (!std::binary_search(clocks.begin(), clocks.end(), mhz))
+    throw Error(ExitCode::not_supported, fmt::format("the simulated GPU does not support {} MHz", mhz));
+  // The call itself takes time (t_r - t_s).
+  gpu_->advance_to(gpu_->now() + static_cast<Nanos>(gpu_->draw_call_latency_ms() * 1e6));
+  changed_ = true;
+}
+
+}  // namespace latest::sim

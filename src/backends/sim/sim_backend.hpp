@@ -1,0 +1,53 @@
+#pragma once
+// The simulator behind the two device interfaces. Both views share one SimGpu,
+// so the workload sees what the clock side asked for.
+#include <memory>
+
+#include "backends/sim/sim_gpu.hpp"
+#include "core/clock_control.hpp"
+#include "core/workload.hpp"
+
+namespace latest::sim {
+
+class SimTime final : public TimeSource {
+ public:
+  explicit SimTime(SimGpu& gpu) : gpu_(gpu) {}
+  Nanos now_ns() override { return gpu_.now(); }
+  void sleep_until(Nanos host_ns) override { gpu_.advance_to(host_ns); }
+
+ private:
+  SimGpu& gpu_;
+};
+
+class SimWorkload final : public Workload {
+ public:
+  explicit SimWorkload(std::shared_ptr<SimGpu> gpu) : gpu_(std::move(gpu)), time_(*gpu_) {}
+  WorkloadInfo info() const override;
+  TimeSource& time() override { return time_; }
+  TimerSync synchronize() override { return gpu_->synchronize(); }
+  Nanos launch(const WindowSpec& spec) override { return gpu_->launch(spec); }
+  WindowRecords collect() override { return gpu_->collect(); }
+  void clock_requested(Nanos host_ns, Mhz target) override { gpu_->request_clock(host_ns, target); }
+  std::optional<SwitchTruth> truth() const override { return gpu_->last_truth(); }
+
+ private:
+  std::shared_ptr<SimGpu> gpu_;
+  SimTime time_;
+};
+
+class SimClockControl final : public ClockControl {
+ public:
+  SimClockControl(std::shared_ptr<SimGpu> gpu, int index) : gpu_(std::move(gpu)), index_(index) {}
+  DeviceIdentity identity() override;
+  std::vector<Mhz> supported_clocks() override { return gpu_->profile().clocks; }
+  void set_clock(Mhz mhz) override;
+  void restore() override { changed_ = false; }
+  Telemetry telemetry() override { return gpu_->telemetry(); }
+
+ private:
+  std::shared_ptr<SimGpu> gpu_;
+  int index_;
+  bool changed_ = false;
+};
+
+}  // namespace latest::sim

@@ -1,0 +1,235 @@
+#include "backends/sim/sim_gpu.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+#include "core/error.hpp"
+
+namespace latest::sim {
+namespace {
+constexpr Nanos kLaunchLatencyNs = 8'000;
+constexpr int kRampSteps = 4;
+}  // namespace
+
+SimGpu::SimGpu(const SimProfile& profile, std::uint64_t seed, Injection injection)
+    : profile_(profile), injection_(std::move(injection)), rng_(seed) {
+  // Never assume the clocks agree (SPEC §4 saw -94 µs and +256 µs).
+  gpu_offset_ns_ = static_cast<Nanos>(rng_.uniform(-300'000, 300'000));
+  drift_ppm_ = rng_.uniform(-0.5, 0.5);
+  requested_ = profile_.clocks.back();
+  timeline_.push_back({0, static_cast<double>(requested_)});
+  for (int s = 0; s < profile_.sm_count; ++s)
+    sm_extra_cycles_.push_back(rng_.uniform(0, profile_.noise.sm_overhead_spread));
+}
+
+Nanos SimGpu::to_gpu(Nanos host) const {
+  return host + gpu_offset_ns_ + static_cast<Nanos>(static_cast<double>(host) * drift_ppm_ * 1e-6);
+}
+
+Nanos SimGpu::to_host(Nanos gpu) const {
+  return static_cast<Nanos>(static_cast<double>(gpu - gpu_offset_ns_) / (1 + drift_ppm_ * 1e-6));
+}
+
+std::size_t SimGpu::segment_index(Nanos gpu) const {
+  auto it = std::upper_bound(timeline_.begin(), timeline_.end(), gpu,
+                             [](Nanos t, const Segment& s) { return t < s.gpu_start; });
+  return static_cast<std::size_t>(std::max<std::ptrdiff_t>(0, (it - timeline_.begin()) - 1));
+}
+
+double SimGpu::mhz_at(Nanos gpu) const { return timeline_[segment_index(gpu)].mhz; }
+
+double SimGpu::draw_call_latency_ms() {
+  return rng_.uniform(profile_.call_latency_min_ms, profile_.call_latency_max_ms);
+}
+
+void SimGpu::request_clock(Nanos host_ns, Mhz target) {
+  requested_ = target;
+  const Nanos g = to_gpu(host_ns);
+  const double from = mhz_at(g);
+  double to = target;
+  if (injection_.power_cap_mhz && target > *injection_.power_cap_mhz) to = *injection_.power_cap_mhz;
+
+  const PairLatencyModel model = profile_.latency_model({static_cast<Mhz>(std::lround(from)), target});
+  double total = 0;
+  for (const auto& c : model.clusters) total += c.weight;
+  double pick = rng_.uniform() * total;
+  const LatencyCluster* cluster = &model.clusters.back();
+  for (const auto& c : model.clusters) {
+    if (pick < c.weight) {
+      cluster = &c;
+      break;
+    }
+    pick -= c.weight;
+  }
+  double latency_ms = cluster->center_ms + cluster->sd_ms * rng_.normal();
+  if (rng_.uniform() < model.outlier_probability) {
+    double top = 0;
+    for (const auto& c : model.clusters) top = std::max(top, c.center_ms);
+    latency_ms = top * rng_.uniform(1.2, model.outlier_max_factor);
+  }
+  latency_ms = std::max(latency_ms, 0.05);
+  const double transition_ms = std::abs(to - from) < 1 ? 0.0 : latency_ms * model.transition_fraction;
+  last_truth_ = SwitchTruth{latency_ms, transition_ms};
+
+  // A new request overrides any change still pending.
+  const Nanos arrival = g + static_cast<Nanos>(latency_ms * 1e6);
+  const Nanos departure = arrival - static_cast<Nanos>(transition_ms * 1e6);
+  while (timeline_.size() > 1 && timeline_.back().gpu_start >= departure) timeline_.pop_back();
+  const double start_mhz = mhz_at(departure);
+  if (transition_ms == 0) {
+    timeline_.push_back({arrival, to});
+  } else {
+    // The clock walks to the target in a few steps: the first at departure,
+    // the last (reaching the target) at arrival.
+    for (int k = 0; k < kRampSteps; ++k) {
+      const Nanos at = departure + (arrival - departure) * k / (kRampSteps - 1);
+      timeline_.push_back({at, start_mhz + (to - start_mhz) * (k + 1) / kRampSteps});
+    }
+  }
+  // Keep the timeline short: nothing before the last few seconds is read again.
+  const Nanos horizon = g - 60'000'000'000LL;
+  std::size_t drop = 0;
+  while (drop + 1 < timeline_.size() && timeline_[drop + 1].gpu_start < horizon) ++drop;
+  timeline_.erase(timeline_.begin(), timeline_.begin() + static_cast<std::ptrdiff_t>(drop));
+}
+
+double SimGpu::advance_one(double t, std::size_t& seg, double cycles) const {
+  for (;;) {
+    const double mhz = timeline_[seg].mhz;
+    const double ns = cycles * 1000.0 / mhz;
+    if (seg + 1 >= timeline_.size() || t + ns <= static_cast<double>(timeline_[seg + 1].gpu_start)) return t + ns;
+    const double until = static_cast<double>(timeline_[seg + 1].gpu_start);
+    cycles -= std::max(0.0, until - t) * mhz / 1000.0;
+    t = std::max(t, until);
+    ++seg;
+  }
+}
+
+double SimGpu::advance_iterations(double t, std::size_t& seg, std::int64_t count, double cycles) const {
+  while (count > 0) {
+    const double ns = cycles * 1000.0 / timeline_[seg].mhz;
+    if (seg + 1 < timeline_.size()) {
+      const double room = static_cast<double>(timeline_[seg + 1].gpu_start) - t;
+      const auto whole = static_cast<std::int64_t>(std::max(0.0, std::floor(room / ns)));
+      if (whole < count) {
+        t += static_cast<double>(whole) * ns;
+        count -= whole;
+        t = advance_one(t, seg, cycles);
+        --count;
+        continue;
+      }
+    }
+    return t + static_cast<double>(count) * ns;
+  }
+  return t;
+}
+
+Nanos SimGpu::launch(const WindowSpec& spec) {
+  if (spec.iteration_fmas <= 0 || spec.iterations < 0 || spec.warmup_iterations < 0)
+    throw Error(ExitCode::internal, "simulator: invalid window");
+  pending_ = spec;
+  pending_gpu_start_ = to_gpu(now_) + kLaunchLatencyNs;
+  return now_;
+}
+
+void SimGpu::generate_sm(const WindowSpec& spec, int s, std::uint64_t window_seed, SmRecords& rec,
+                         double& end_ns) const {
+  const NoiseModel& noise = profile_.noise;
+  const double tick = profile_.timer_tick_ns;
+  Random rng(window_seed ^ (static_cast<std::uint64_t>(s + 1) * 0x9E3779B97F4A7C15ULL));
+  const double cycles = static_cast<double>(spec.iteration_fmas) * noise.cycles_per_fma + noise.overhead_cycles +
+                        sm_extra_cycles_[static_cast<std::size_t>(s)];
+  double t = static_cast<double>(pending_gpu_start_) + rng.uniform(0, 1000);
+  std::size_t seg = segment_index(static_cast<Nanos>(t));
+  t = advance_iterations(t, seg, spec.warmup_iterations, cycles);
+  auto quantise = [&](double x) {
+    return static_cast<Nanos>(std::floor((x + noise.jitter_sd_ns * rng.approx_normal()) / tick) * tick);
+  };
+  rec.sm = s;
+  rec.duration_ns.resize(static_cast<std::size_t>(spec.iterations));
+  Nanos prev = quantise(t);
+  rec.first_start_ns = prev;
+  const bool slow_ones = noise.slow_iteration_probability > 0;
+  for (std::int64_t i = 0; i < spec.iterations; ++i) {
+    double c = cycles;
+    if (slow_ones && rng.uniform() < noise.slow_iteration_probability) c *= noise.slow_iteration_factor;
+    t = advance_one(t, seg, c);
+    const Nanos obs = std::max(prev, quantise(t));
+    rec.duration_ns[static_cast<std::size_t>(i)] = static_cast<std::uint32_t>(obs - prev);
+    prev = obs;
+  }
+  end_ns = t;
+}
+
+WindowRecords SimGpu::collect() {
+  if (!pending_) throw Error(ExitCode::internal, "simulator: collect without launch");
+  const WindowSpec spec = *pending_;
+  pending_.reset();
+  WindowRecords out;
+  const auto sms = static_cast<std::size_t>(profile_.sm_count);
+  out.sms.resize(sms);
+  std::vector<double> ends(sms, 0.0);
+  // SMs are independent: split them over the cores. Each SM draws from its
+  // own stream, so the records do not depend on the number of threads.
+  const std::uint64_t window_seed = rng_.next();
+  const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
+  const auto work = [&](std::size_t from, std::size_t to) {
+    for (std::size_t s = from; s < to; ++s) generate_sm(spec, static_cast<int>(s), window_seed, out.sms[s], ends[s]);
+  };
+  const std::int64_t volume = spec.iterations * static_cast<std::int64_t>(sms);
+  if (threads > 1 && volume > 200'000) {
+    std::vector<std::thread> pool;
+    const std::size_t per = (sms + threads - 1) / threads;
+    for (std::size_t from = 0; from < sms; from += per) pool.emplace_back(work, from, std::min(sms, from + per));
+    for (auto& th : pool) th.join();
+  } else {
+    work(0, sms);
+  }
+  for (const auto& rec : out.sms)
+    out.bytes += static_cast<std::int64_t>(sizeof(Nanos) + rec.duration_ns.size() * sizeof(std::uint32_t));
+  advance_to(to_host(static_cast<Nanos>(*std::max_element(ends.begin(), ends.end()))));
+  return out;
+}
+
+TimerSync SimGpu::synchronize() {
+  // Ping-pong through mapped memory: the GPU stamps somewhere inside each
+  // exchange; the exchange with the smallest round trip wins.
+  TimerSync best;
+  best.round_trip_ns = 1e18;
+  for (int k = 0; k < 64; ++k) {
+    const Nanos h1 = now_;
+    const double rtt = 2200 + std::abs(rng_.normal()) * 800 + (rng_.uniform() < 0.1 ? 20000 : 0);
+    const Nanos h2 = h1 + static_cast<Nanos>(rtt);
+    const Nanos g = to_gpu(h1 + static_cast<Nanos>(rng_.uniform() * rtt));
+    now_ = h2 + 1000;
+    if (rtt < best.round_trip_ns) {
+      best.round_trip_ns = rtt;
+      best.offset_ns = g - (h1 + h2) / 2;
+      best.host_ns = (h1 + h2) / 2;
+    }
+  }
+  best.uncertainty_ns = best.round_trip_ns / 2;
+  return best;
+}
+
+Telemetry SimGpu::telemetry() {
+  Telemetry t;
+  const double seconds = static_cast<double>(now_) / 1e9;
+  while (thermal_fired_ < injection_.thermal_at_s.size() && injection_.thermal_at_s[thermal_fired_] <= seconds) {
+    ++thermal_fired_;
+    thermal_pending_ = true;
+  }
+  // Like NVML's violation counters: an event is seen by the next read.
+  t.throttle.thermal = thermal_pending_;
+  thermal_pending_ = false;
+  t.throttle.power = injection_.power_cap_mhz && requested_ > *injection_.power_cap_mhz;
+  const double mhz = mhz_at(to_gpu(now_));
+  const double top = profile_.clocks.back();
+  t.temperature_c = 40 + 25 * mhz / top + (t.throttle.thermal ? 45 : 0);
+  t.power_w = 90 + 500 * (mhz / top) * (mhz / top);
+  t.memory_mhz = profile_.memory_mhz;
+  return t;
+}
+
+}  // namespace latest::sim

@@ -1,0 +1,73 @@
+#pragma once
+// The simulated card: virtual host time, a modelled SM clock that follows
+// requests after the profile's latency, per-SM iteration records with the
+// timer's tick and jitter, timer synchronisation, and injected throttling.
+// SimWorkload and SimClockControl are thin views of one SimGpu.
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "backends/sim/random.hpp"
+#include "backends/sim/sim_profile.hpp"
+#include "core/clock_control.hpp"
+#include "core/types.hpp"
+
+namespace latest::sim {
+
+struct Injection {
+  std::vector<double> thermal_at_s;  // virtual seconds at which a thermal event fires
+  std::optional<Mhz> power_cap_mhz;  // clocks above it cannot be held
+  bool fail_set_clock_permission = false;
+};
+
+class SimGpu {
+ public:
+  SimGpu(const SimProfile& profile, std::uint64_t seed, Injection injection = {});
+
+  const SimProfile& profile() const { return profile_; }
+  Nanos now() const { return now_; }
+  void advance_to(Nanos host_ns) { now_ = std::max(now_, host_ns); }
+
+  // The modelled clock starts to change after the profile's latency.
+  void request_clock(Nanos host_ns, Mhz target);
+  std::optional<SwitchTruth> last_truth() const { return last_truth_; }
+  Mhz requested_clock() const { return requested_; }
+  double draw_call_latency_ms();
+
+  Nanos launch(const WindowSpec& spec);
+  WindowRecords collect();
+
+  TimerSync synchronize();
+  Telemetry telemetry();
+
+ private:
+  struct Segment {
+    Nanos gpu_start;
+    double mhz;
+  };
+  Nanos to_gpu(Nanos host) const;
+  Nanos to_host(Nanos gpu) const;
+  double mhz_at(Nanos gpu) const;
+  std::size_t segment_index(Nanos gpu) const;
+  // Moves t forward by `count` iterations of `cycles`; returns the new time.
+  double advance_iterations(double t, std::size_t& seg, std::int64_t count, double cycles) const;
+  double advance_one(double t, std::size_t& seg, double cycles) const;
+  void generate_sm(const WindowSpec& spec, int sm, std::uint64_t window_seed, SmRecords& out, double& end_ns) const;
+
+  SimProfile profile_;
+  Injection injection_;
+  Random rng_;
+  Nanos now_ = 1'000'000'000;  // host virtual time
+  Nanos gpu_offset_ns_;        // true globaltimer - host offset at host 0
+  double drift_ppm_;
+  std::vector<Segment> timeline_;
+  std::vector<double> sm_extra_cycles_;
+  Mhz requested_;
+  std::optional<SwitchTruth> last_truth_;
+  std::size_t thermal_fired_ = 0;
+  bool thermal_pending_ = false;
+  std::optional<WindowSpec> pending_;
+  Nanos pending_gpu_start_ = 0;
+};
+
+}  // namespace latest::sim

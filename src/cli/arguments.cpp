@@ -1,0 +1,102 @@
+#include "cli/arguments.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/error.hpp"
+
+namespace latest::cli {
+namespace {
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> parts;
+  std::string cur;
+  for (char c : text) {
+    if (c == sep) {
+      parts.push_back(cur);
+      cur.clear();
+    } else if (c != ' ') {
+      cur += c;
+    }
+  }
+  parts.push_back(cur);
+  return parts;
+}
+
+Mhz parse_mhz(const std::string& s, const char* what) {
+  Mhz v = 0;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size() || v <= 0)
+    throw Error(ExitCode::usage, fmt::format("'{}' in {} is not a clock in MHz", s, what),
+                "write whole positive numbers, e.g. --freq 600,900,1200");
+  return v;
+}
+
+}  // namespace
+
+std::vector<Mhz> parse_clock_list(const std::string& text) {
+  std::vector<Mhz> clocks;
+  for (const auto& part : split(text, ',')) clocks.push_back(parse_mhz(part, "--freq"));
+  std::set<Mhz> seen;
+  for (Mhz f : clocks)
+    if (!seen.insert(f).second)
+      throw Error(ExitCode::usage, fmt::format("--freq lists {} MHz twice", f), "list each clock once");
+  if (clocks.size() < 2)
+    throw Error(ExitCode::usage, "--freq needs at least two clocks to form a pair",
+                "e.g. --freq 600,900,1200,1500");
+  return clocks;
+}
+
+void check_supported(const std::vector<Mhz>& clocks, const std::vector<Mhz>& supported) {
+  for (Mhz f : clocks) {
+    if (std::find(supported.begin(), supported.end(), f) != supported.end()) continue;
+    auto above = std::lower_bound(supported.begin(), supported.end(), f);
+    std::vector<Mhz> nearest;
+    if (above != supported.begin()) nearest.push_back(*(above - 1));
+    if (above != supported.end()) nearest.push_back(*above);
+    throw Error(ExitCode::usage,
+                fmt::format("the device does not support {} MHz; the nearest supported clocks are {} MHz", f,
+                            fmt::join(nearest, " and ")),
+                fmt::format("supported: {}–{} MHz ({} clocks); `latest info` lists them all",
+                            supported.empty() ? 0 : supported.front(), supported.empty() ? 0 : supported.back(),
+                            supported.size()));
+  }
+}
+
+std::vector<ClockPair> resolve_pairs(const std::string& selection, const std::vector<Mhz>& clocks) {
+  std::vector<ClockPair> pairs;
+  if (selection == "all" || selection == "increasing" || selection == "decreasing") {
+    for (Mhz a : clocks)
+      for (Mhz b : clocks) {
+        if (a == b) continue;
+        if (selection == "increasing" && b < a) continue;
+        if (selection == "decreasing" && b > a) continue;
+        pairs.push_back({a, b});
+      }
+    return pairs;
+  }
+  for (const auto& item : split(selection, ',')) {
+    const auto ends = split(item, ':');
+    if (ends.size() != 2)
+      throw Error(ExitCode::usage, fmt::format("'{}' in --pairs is not INIT:TARGET", item),
+                  "use all, increasing, decreasing, or a list such as 1980:990,990:1980");
+    const ClockPair p{parse_mhz(ends[0], "--pairs"), parse_mhz(ends[1], "--pairs")};
+    if (p.init == p.target)
+      throw Error(ExitCode::usage, fmt::format("--pairs {}:{} does not change the clock", p.init, p.target),
+                  "give two different clocks");
+    for (Mhz f : {p.init, p.target})
+      if (std::find(clocks.begin(), clocks.end(), f) == clocks.end())
+        throw Error(ExitCode::usage, fmt::format("--pairs uses {} MHz, which is not in --freq", f),
+                    "add it to --freq, which lists every clock to calibrate");
+    if (std::find(pairs.begin(), pairs.end(), p) != pairs.end())
+      throw Error(ExitCode::usage, fmt::format("--pairs lists {}:{} twice", p.init, p.target), "list each pair once");
+    pairs.push_back(p);
+  }
+  return pairs;
+}
+
+}  // namespace latest::cli

@@ -1,0 +1,23 @@
+#pragma once
+// Turning command-line text into clocks and pairs, with messages that name
+// the problem and its fix (exit code 2).
+#include <string>
+#include <vector>
+
+#include "core/types.hpp"
+
+namespace latest::cli {
+
+// "600,900,1200" -> {600, 900, 1200}. Rejects non-numbers, duplicates and
+// fewer than two clocks.
+std::vector<Mhz> parse_clock_list(const std::string& text);
+
+// Every requested clock must be supported; the message names the nearest
+// supported ones.
+void check_supported(const std::vector<Mhz>& clocks, const std::vector<Mhz>& supported);
+
+// --pairs: all | increasing | decreasing | INIT:TARGET[,INIT:TARGET...]
+// Explicit pairs must use clocks from `clocks`.
+std::vector<ClockPair> resolve_pairs(const std::string& selection, const std::vector<Mhz>& clocks);
+
+}  // namespace latest::cli

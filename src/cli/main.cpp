@@ -1,0 +1,55 @@
+// latest: GPU SM frequency switching latency, per pair of clocks.
+// The CLI only parses, dispatches and maps errors to exit codes.
+#include <cstdio>
+#include <exception>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/measure_command.hpp"
+#include "core/error.hpp"
+
+namespace {
+
+constexpr const char* kDescription =
+    "LATEST measures how long an NVIDIA GPU takes to run at a new SM clock after the CPU asks for it\n"
+    "(the frequency switching latency), for every pair of the clocks you list, with the statistics\n"
+    "to trust the numbers. Without a GPU it runs on a simulated one.\n\n"
+    "Examples:\n"
+    "  latest --freq 600,900,1200,1500 --device 0 --rse 0.03   measure all 12 pairs\n"
+    "  latest --freq 1980,990 --plan                          show the plan and GPU time, change nothing\n"
+    "  latest --backend sim --sim-profile a100 --freq 1410,705 --output a100-run\n\n"
+    "Exit codes: 0 ok, 1 internal error, 2 bad argument, 3 not supported, 4 no permission,\n"
+    "6 device not found, 9 driver or NVML missing, 15 GPU lost, 130 interrupted (clocks restored).";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using latest::Error;
+  using latest::ExitCode;
+  CLI::App app{kDescription, "latest"};
+  app.set_version_flag("--version", std::string("latest ") + LATEST_VERSION);
+  app.footer("Results: one CSV per pair (<init>_<target>_<host>_<gpu>.csv) and manifest.json in --output.");
+  latest::cli::MeasureOptions measure;
+  latest::cli::add_measure_options(app, measure);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "latest: {}\nRun `latest --help` for the options.\n", e.what());
+    return static_cast<int>(ExitCode::usage);
+  }
+  try {
+    return latest::cli::run_measure(measure);
+  } catch (const Error& e) {
+    fmt::print(stderr, "latest: error: {}\n", e.what());
+    if (!e.hint().empty()) fmt::print(stderr, "latest: hint: {}\n", e.hint());
+    return static_cast<int>(e.code());
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "latest: internal error: {}\n", e.what());
+    return static_cast<int>(ExitCode::internal);
+  }
+}

@@ -1,0 +1,278 @@
+#include "cli/measure_command.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/arguments.hpp"
+#include "cli/signals.hpp"
+#include "core/error.hpp"
+#include "results/atomic_file.hpp"
+#include "results/result_store.hpp"
+
+namespace latest::cli {
+namespace {
+
+std::string duration_text(double seconds) {
+  const auto s = static_cast<long>(std::lround(seconds));
+  return s >= 3600 ? fmt::format("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60) : fmt::format("{}:{:02}", s / 60, s % 60);
+}
+
+// Progress on stderr while it is a terminal; the result store otherwise.
+class ProgressObserver final : public RunObserver {
+ public:
+  ProgressObserver(ResultStore& store, bool terminal) : store_(store), terminal_(terminal) {}
+  void planned(const RunState& s) override { store_.planned(s); }
+  void pair_finished(const PairResult& r, const RunState& s) override {
+    store_.pair_finished(r, s);
+    results_.push_back(r);
+  }
+  void progress(const Progress& p) override {
+    if (!terminal_) return;
+    fmt::print(stderr, "\r\033[Kpair {}/{}  {} -> {} MHz  n={}  RSE {:.1f}%  ETA {}", p.pair_number, p.pair_count,
+               p.pair.init, p.pair.target, p.measurements, std::isfinite(p.rse) ? p.rse * 100 : 0.0,
+               duration_text(p.eta_s));
+    std::fflush(stderr);
+  }
+  void clear_line() const {
+    if (terminal_) fmt::print(stderr, "\r\033[K");
+  }
+  const std::vector<PairResult>& results() const { return results_; }
+
+ private:
+  ResultStore& store_;
+  bool terminal_;
+  std::vector<PairResult> results_;
+};
+
+void validate(const MeasureOptions& o) {
+  if (!(o.rse > 0 && o.rse < 1))
+    throw Error(ExitCode::usage, fmt::format("--rse {} is outside (0, 1)", o.rse), "e.g. --rse 0.05 for 5 %");
+  if (o.min_measurements < 1 || o.max_measurements < 1)
+    throw Error(ExitCode::usage, "--min-measurements and --max-measurements must be at least 1");
+  if (o.min_measurements > o.max_measurements)
+    throw Error(ExitCode::usage,
+                fmt::format("--min-measurements {} is more than --max-measurements {}", o.min_measurements,
+                            o.max_measurements),
+                "make the minimum at most the maximum");
+  if (o.max_band_overlap < 0 || o.max_band_overlap > 1)
+    throw Error(ExitCode::usage, "--max-band-overlap must lie in [0, 1]");
+  if (o.iteration_fmas && *o.iteration_fmas < 1) throw Error(ExitCode::usage, "--iteration-fmas must be positive");
+  if (o.max_records < 4096) throw Error(ExitCode::usage, "--max-records must be at least 4096");
+  for (auto v : {o.capture_ms, o.wakeup_ms})
+    if (v && !(*v > 0)) throw Error(ExitCode::usage, "--capture-ms and --wakeup-ms must be positive");
+  if (!(o.max_capture_ms > 0)) throw Error(ExitCode::usage, "--max-capture-ms must be positive");
+}
+
+EngineSettings engine_settings(const MeasureOptions& o, const std::vector<Mhz>& clocks,
+                               const std::vector<ClockPair>& pairs) {
+  EngineSettings s;
+  s.clocks = clocks;
+  s.pairs = pairs;
+  s.rse = o.rse;
+  s.min_measurements = o.min_measurements;
+  s.max_measurements = o.max_measurements;
+  s.max_band_overlap = o.max_band_overlap;
+  s.include_inseparable = o.include_inseparable;
+  s.save_traces = o.save_traces;
+  s.plan.iteration_fmas = o.iteration_fmas;
+  s.plan.capture_ms = o.capture_ms;
+  s.plan.wakeup_ms = o.wakeup_ms;
+  s.plan.max_capture_ms = o.max_capture_ms;
+  s.plan.max_recorded_iterations = o.max_records;
+  return s;
+}
+
+nlohmann::json settings_json(const EngineSettings& s, const MeasureOptions& o) {
+  auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  return {{"freq_mhz", s.clocks},
+          {"pairs", o.pairs},
+          {"rse", s.rse},
+          {"min_measurements", s.min_measurements},
+          {"max_measurements", s.max_measurements},
+          {"rse_check_every", s.rse_check_every},
+          {"throttle_check_every", s.throttle_check_every},
+          {"thermal_cooldown_s", s.thermal_cooldown_s},
+          {"max_attempts", s.max_attempts},
+          {"max_failed_measurements", s.max_failed_measurements},
+          {"max_band_overlap", s.max_band_overlap},
+          {"include_inseparable", s.include_inseparable},
+          {"save_traces", s.save_traces},
+          {"confidence", s.detection.confidence},
+          {"confirmation_iterations", s.detection.confirmation_iterations},
+          {"min_confirmation_iterations", s.detection.min_confirmation_iterations},
+          {"precheck_iterations", s.detection.precheck_iterations},
+          {"tol", "half the mean-duration step to the nearest other supported clock"},
+          {"delay_iterations", s.plan.delay_iterations},
+          {"window_confirmation_iterations", s.plan.confirmation_iterations},
+          {"max_recorded_iterations", s.plan.max_recorded_iterations},
+          {"min_iteration_fmas", s.plan.min_iteration_fmas},
+          {"iteration_fmas", opt(s.plan.iteration_fmas)},
+          {"capture_ms", opt(s.plan.capture_ms)},
+          {"wakeup_ms", opt(s.plan.wakeup_ms)},
+          {"pilot_capture_ms", s.plan.pilot_capture_ms},
+          {"max_capture_ms", s.plan.max_capture_ms},
+          {"capture_factor", s.plan.capture_factor},
+          {"pilot_measurements", s.plan.pilot_measurements},
+          {"calibration_iterations", s.plan.calibration_iterations},
+          {"calibration_settle_ms", s.plan.calibration_settle_ms},
+          {"backend", o.backend.backend},
+          {"device", o.backend.device},
+          {"sim_profile", o.backend.sim_profile},
+          {"seed", o.backend.seed},
+          {"sim_thermal_at_s", o.backend.sim_thermal_at_s},
+          {"sim_power_cap_mhz", opt(o.backend.sim_power_cap_mhz)}};
+}
+
+void print_plan(const EngineSettings& s, const DeviceIdentity& id) {
+  const PlanSettings& p = s.plan;
+  const double capture = p.capture_ms.value_or(p.capture_factor * p.pilot_capture_ms);
+  const double wake = p.wakeup_ms.value_or(std::max(p.min_wakeup_ms, 50.0));
+  // A window: wake-up + delay + capture + confirmation; the iteration length
+  // (and so delay and confirmation) is only fixed after the pilot.
+  const double per_measurement_s = (wake + capture * 1.1) / 1e3;
+  const double calibration_s = static_cast<double>(s.clocks.size()) * (p.calibration_settle_ms / 1e3 + 0.1);
+  const double pilot_s = p.capture_ms ? 0.0 : 3.0 * p.pilot_measurements * (wake + p.pilot_capture_ms * 10) / 1e3;
+  const double measure_s = static_cast<double>(s.pairs.size()) * s.min_measurements * per_measurement_s;
+  fmt::print("device: {} ({}), index {}\n", id.name, id.pci_bus_id, id.index);
+  fmt::print("clocks: {} MHz\n", fmt::join(s.clocks, ", "));
+  fmt::print("pairs ({}):", s.pairs.size());
+  for (std::size_t i = 0; i < s.pairs.size(); ++i)
+    fmt::print("{}{}->{}", i % 8 == 0 ? "\n  " : "  ", s.pairs[i].init, s.pairs[i].target);
+  fmt::print("\nwindow per measurement: wake-up {:.0f} ms{}, delay {} iterations, capture {:.0f} ms{}, "
+             "confirmation {} iterations\n",
+             wake, p.wakeup_ms ? "" : " (from phase 1)", p.delay_iterations, capture,
+             p.capture_ms ? "" : " (assumed; the pilot sets it to 10x its longest latency)", p.confirmation_iterations);
+  fmt::print("stopping: RSE <= {:.1f}% checked every {} measurements, {} to {} per pair\n", s.rse * 100,
+             s.rse_check_every, s.min_measurements, s.max_measurements);
+  fmt::print("estimated GPU time: phase 1 {}, pilot {}, measurements {} (at {} per pair), total {}\n",
+             duration_text(calibration_s), duration_text(pilot_s), duration_text(measure_s),
+             s.min_measurements, duration_text(calibration_s + pilot_s + measure_s));
+}
+
+void print_summary(const std::vector<PairResult>& results, const std::string& dir) {
+  fmt::print("{:>6} {:>6}  {:>5}  {:>9} {:>9} {:>9}  {:>6}  {}\n", "init", "target", "n", "min ms", "median ms",
+             "max ms", "RSE", "note");
+  int measured = 0, skipped = 0;
+  for (const auto& r : results) {
+    if (r.status != "measured") {
+      ++skipped;
+      fmt::print("{:>6} {:>6}  {:>5}  {:>9} {:>9} {:>9}  {:>6}  skipped: {}\n", r.pair.init, r.pair.target, 0, "-",
+                 "-", "-", "-", r.reason);
+      continue;
+    }
+    ++measured;
+    std::vector<double> xs;
+    for (const auto& row : r.rows) xs.push_back(row.switching_ms);
+    std::sort(xs.begin(), xs.end());
+    fmt::print("{:>6} {:>6}  {:>5}  {:>9.3f} {:>9.3f} {:>9.3f}  {:>5.1f}%\n", r.pair.init, r.pair.target, xs.size(),
+               xs.front(), quantile_sorted(xs, 0.5), xs.back(), r.rse * 100);
+  }
+  fmt::print("{} pairs measured, {} skipped; results in {}\n", measured, skipped, dir);
+}
+
+}  // namespace
+
+void add_measure_options(CLI::App& app, MeasureOptions& o) {
+  app.add_option("-f,--freq", o.freq, "SM clocks to measure between, in MHz, comma-separated (e.g. 600,900,1200)");
+  app.add_option("-d,--device", o.backend.device, "GPU: index, UUID or PCI bus id")->capture_default_str();
+  app.add_option("--rse", o.rse, "stop a pair once the relative standard error of its latencies is below this")
+      ->capture_default_str();
+  app.add_option("--min-measurements", o.min_measurements, "measurements per pair before the RSE is checked")
+      ->capture_default_str();
+  app.add_option("--max-measurements", o.max_measurements, "stop a pair after this many measurements")
+      ->capture_default_str();
+  app.add_option("--pairs", o.pairs, "all, increasing, decreasing, or INIT:TARGET,... (clocks from --freq)")
+      ->capture_default_str();
+  app.add_option("-o,--output", o.output, "result directory; rerunning into it resumes")->capture_default_str();
+  app.add_option("--backend", o.backend.backend, "auto (CUDA if a device exists, else the simulator), cuda or sim")
+      ->capture_default_str();
+  app.add_option("--sim-profile", o.backend.sim_profile, "simulated card: h200, gh200, a100 or rtx6000")
+      ->capture_default_str();
+  app.add_option("--seed", o.backend.seed, "simulator seed; the same seed gives the same run")->capture_default_str();
+  app.add_flag("--plan", o.plan_only, "print the pairs, the planned windows and the GPU time, then exit");
+  app.add_flag("--save-traces", o.save_traces, "keep each SM's records around every switch (traces/)");
+  auto* expert = &app;
+  expert->add_flag("--include-inseparable", o.include_inseparable,
+                   "also measure pairs whose ±2σ bands overlap more than --max-band-overlap");
+  expert->add_option("--max-band-overlap", o.max_band_overlap, "separability gate, 0 (disjoint bands) to 1")
+      ->capture_default_str();
+  expert->add_option("--iteration-fmas", o.iteration_fmas, "fix the iteration length (default: sized from the window)");
+  expert->add_option("--capture-ms", o.capture_ms, "fix the capture window (default: 10x the longest pilot latency)");
+  expert->add_option("--wakeup-ms", o.wakeup_ms, "fix the wake-up before each window (default: 2x phase 1's)");
+  expert->add_option("--max-capture-ms", o.max_capture_ms, "longest capture window before a pair is skipped")
+      ->capture_default_str();
+  expert->add_option("--max-records", o.max_records, "recorded iterations per SM per window (memory bound)")
+      ->capture_default_str();
+  expert->add_option("--sim-thermal-at", o.backend.sim_thermal_at_s, "simulator: thermal events at these seconds")
+      ->delimiter(',');
+  expert->add_option("--sim-power-cap", o.backend.sim_power_cap_mhz, "simulator: clocks above this MHz cannot be held");
+}
+
+int run_measure(const MeasureOptions& o) {
+  if (o.freq.empty())
+    throw Error(ExitCode::usage, "--freq is required: which clocks to measure between",
+                "e.g. latest --freq 600,900,1200,1500 (see latest --help)");
+  const std::vector<Mhz> clocks = parse_clock_list(o.freq);
+  validate(o);
+  const std::vector<ClockPair> pairs = resolve_pairs(o.pairs, clocks);
+  if (pairs.empty())
+    throw Error(ExitCode::usage, fmt::format("--pairs {} selects no pair of these clocks", o.pairs));
+  if (!o.plan_only && !directory_writable(o.output))
+    throw Error(ExitCode::usage, fmt::format("cannot write the output directory {}", o.output),
+                "choose a writable --output directory");
+
+  Backends backends = open_backends(o.backend);
+  if (!backends.notice.empty()) fmt::print(stderr, "{}\n", backends.notice);
+  check_supported(clocks, backends.clocks->supported_clocks());
+  const DeviceIdentity id = backends.clocks->identity();
+  EngineSettings settings = engine_settings(o, clocks, pairs);
+  if (o.plan_only) {
+    print_plan(settings, id);
+    return 0;
+  }
+
+  nlohmann::json settings_doc = settings_json(settings, o);
+  nlohmann::json run_key = settings_doc;
+  run_key["device_uuid"] = id.uuid;
+  run_key.erase("save_traces");
+  ResultStore store(o.output, run_key, settings_doc);
+  const auto done = store.resume();
+  if (!done.empty()) fmt::print(stderr, "latest: resuming {}: {} pairs already done\n", o.output, done.size());
+  ProgressObserver observer(store, isatty(STDERR_FILENO) != 0);
+  install_stop_handlers();
+  // Whatever happens below, the card gets its prior clocks back.
+  struct RestoreOnExit {
+    ClockControl& clocks;
+    ~RestoreOnExit() {
+      try {
+        clocks.restore();
+      } catch (const std::exception& e) {
+        fmt::print(stderr, "latest: restoring the clocks failed: {} (run `latest reset`)\n", e.what());
+      }
+    }
+  } restore{*backends.clocks};
+  try {
+    Engine engine(*backends.workload, *backends.clocks, settings, observer, stop_requested);
+    engine.run(done);
+  } catch (const Error& e) {
+    observer.clear_line();
+    store.finish(e.code() == ExitCode::interrupted ? "interrupted" : "failed", e.what());
+    throw;
+  } catch (const std::exception& e) {
+    observer.clear_line();
+    store.finish("failed", e.what());
+    throw;
+  }
+  observer.clear_line();
+  store.finish("complete");
+  print_summary(observer.results(), o.output);
+  return 0;
+}
+
+}  // namespace latest::cli

@@ -1,0 +1,36 @@
+#pragma once
+// The main job: measure switching latency for every requested pair.
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/backend_factory.hpp"
+#include "core/engine.hpp"
+
+namespace latest::cli {
+
+struct MeasureOptions {
+  std::string freq;
+  std::string pairs = "all";
+  std::string output = "latest-results";
+  double rse = 0.05;
+  int min_measurements = 25;
+  int max_measurements = 500;
+  bool plan_only = false;
+  bool save_traces = false;
+  bool include_inseparable = false;
+  double max_band_overlap = 0.0;
+  std::optional<std::int64_t> iteration_fmas;
+  std::optional<double> capture_ms;
+  std::optional<double> wakeup_ms;
+  double max_capture_ms = 10'000;
+  std::int64_t max_records = 32768;
+  BackendOptions backend;
+};
+
+// Adds the measurement options to `app` (the top-level command).
+void add_measure_options(CLI::App& app, MeasureOptions& options);
+int run_measure(const MeasureOptions& options);
+
+}  // namespace latest::cli

@@ -1,0 +1,69 @@
+#pragma once
+// Phase 3 for one window: per SM, when did the iterations stop looking like
+// the initial clock (departure) and when were they confirmed at the target
+// clock (arrival); then the measurement over all SMs (SPEC §3.3).
+#include <string>
+#include <vector>
+
+#include "core/calibration.hpp"
+#include "core/types.hpp"
+
+namespace latest {
+
+struct DetectionSettings {
+  // Iterations after the candidate whose mean is tested against the target.
+  std::int64_t confirmation_iterations = 500;
+  // A candidate with fewer iterations after it than this is "not captured".
+  std::int64_t min_confirmation_iterations = 100;
+  // Iterations before t_s checked against the initial clock (0: no check).
+  std::int64_t precheck_iterations = 200;
+  // Candidates tested per SM before giving up on it; bounds host time when
+  // the bands overlap.
+  int max_candidates = 64;
+  // Departure (t_d) is the start of the first run of this many consecutive
+  // iterations beyond the initial band on the target's side.
+  int departure_window = 8;
+  double confidence = 0.95;
+  // |mean difference| below which a confirmation passes even when the
+  // interval excludes 0: half the distance to the nearest other clock.
+  double target_tol_ns = 0;
+  double initial_tol_ns = 0;
+};
+
+enum class SmOutcome {
+  accepted,
+  initial_not_held,     // the iterations before t_s were not at the initial clock
+  no_candidate,         // no iteration after t_s fell in the target band
+  short_confirmation,   // the candidate came too close to the window's end
+  confirmation_failed,  // every candidate failed the confirmation test
+};
+const char* to_string(SmOutcome outcome);
+
+struct SmDetection {
+  int sm = 0;
+  SmOutcome outcome = SmOutcome::no_candidate;
+  Nanos arrival_ns = 0;    // t_e, GPU time
+  Nanos departure_ns = 0;  // t_d, GPU time
+};
+
+SmDetection detect_on_sm(const SmRecords& sm, Nanos request_gpu_ns, const Band& initial,
+                         const Band& target, const DetectionSettings& settings);
+
+enum class MeasurementOutcome { accepted, initial_not_held, not_captured, not_confirmed };
+const char* to_string(MeasurementOutcome outcome);
+
+struct Measurement {
+  MeasurementOutcome outcome = MeasurementOutcome::not_captured;
+  double switching_ms = 0;    // max over accepted SMs of t_e - t_s
+  double transition_ms = 0;   // max over accepted SMs of t_e - t_d
+  int accepted_sms = 0;
+  int max_sm = -1;            // the SM that set switching_ms
+  double sm_spread_ms = 0;    // max - min of t_e over accepted SMs
+  std::vector<SmDetection> per_sm;
+};
+
+Measurement detect_switch(const WindowRecords& records, Nanos request_gpu_ns,
+                          const ClockCalibration& initial, const ClockCalibration& target,
+                          const DetectionSettings& settings);
+
+}  // namespace latest

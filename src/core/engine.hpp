@@ -1,0 +1,194 @@
+#pragma once
+// The methodology end to end (SPEC §3.1–§3.4): calibration, pair validity,
+// pilot, the measurement loop with its stopping and throttling rules. Written
+// only against the Workload and ClockControl interfaces.
+#include <atomic>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/calibration.hpp"
+#include "core/clock_control.hpp"
+#include "core/detection.hpp"
+#include "core/planner.hpp"
+#include "core/statistics.hpp"
+#include "core/workload.hpp"
+
+namespace latest {
+
+struct EngineSettings {
+  std::vector<Mhz> clocks;
+  std::vector<ClockPair> pairs;
+  double rse = 0.05;
+  int min_measurements = 25;
+  int max_measurements = 500;
+  int rse_check_every = 25;
+  int throttle_check_every = 5;
+  double thermal_cooldown_s = 10;
+  int max_attempts = 5;           // tries per measurement before it counts as failed
+  int max_failed_measurements = 5;// failed measurements before the pair is skipped
+  double max_band_overlap = 0.0;  // separability gate (0 = bands must be disjoint)
+  bool include_inseparable = false;
+  bool save_traces = false;
+  int trace_margin = 32;          // iterations kept either side of the switch
+  PlanSettings plan;
+  DetectionSettings detection;
+};
+
+struct PairCheck {
+  ClockPair pair;
+  bool means_differ = false;
+  Interval difference_ns;
+  double band_overlap = 0;
+  std::string skip_reason;  // empty when the pair is measured
+};
+
+struct ThrottleEvent {
+  double at_s = 0;  // host seconds since the run started
+  ClockPair pair;
+  std::string kind;    // thermal | power
+  std::string action;
+  std::uint64_t raw_reasons = 0;
+};
+
+struct MeasurementRow {
+  int index = 0;
+  double switching_ms = 0;
+  double transition_ms = 0;
+  double call_ms = 0;
+  int accepted_sms = 0;
+  int max_sm = -1;
+  double sm_spread_ms = 0;
+  double sync_uncertainty_us = 0;
+  std::optional<double> temperature_c;
+  std::optional<double> power_w;
+  std::optional<SwitchTruth> truth;
+};
+
+// Each SM's records around one switch, for auditing detection.
+struct TraceRow {
+  int measurement = 0;
+  int sm = 0;
+  std::int64_t iteration = 0;
+  Nanos start_from_request_ns = 0;
+  std::uint32_t duration_ns = 0;
+};
+
+struct PairResult {
+  ClockPair pair;
+  std::string status;  // measured | skipped
+  std::string reason;
+  std::vector<MeasurementRow> rows;
+  std::map<std::string, int> discarded;  // reason -> count
+  std::map<std::string, int> failed;     // reason -> count
+  double rse = 0;
+  std::int64_t iteration_fmas = 0;
+  double capture_ms = 0;
+  double wakeup_ms = 0;
+  int windows = 0;
+  double gpu_seconds = 0;
+  double host_cpu_seconds = 0;  // detection time on the host
+  std::int64_t bytes = 0;
+  std::vector<TraceRow> traces;
+};
+
+// Timer synchronisations over a run. Drift is the least-squares slope of the
+// offset against host time; with the longest gap between syncs it gives the
+// largest drift a measurement can have carried, to set against the
+// uncertainty.
+struct SyncStats {
+  int count = 0;
+  double min_uncertainty_ns = 0;
+  double max_uncertainty_ns = 0;
+  double max_round_trip_ns = 0;
+  double drift_ppm = 0;
+  double max_gap_s = 0;
+  double max_drift_between_syncs_ns = 0;
+  // Running sums for the fit: host seconds since the first sync, offset ns.
+  void add(const TimerSync& s);
+
+ private:
+  double first_host_s_ = 0, last_x_ = 0, sum_x_ = 0, sum_y_ = 0, sum_xx_ = 0, sum_xy_ = 0;
+};
+
+struct RunState {
+  DeviceIdentity device;
+  WorkloadInfo workload;
+  std::vector<ClockCalibration> calibrations;
+  std::vector<PairCheck> checks;
+  std::vector<std::pair<ClockPair, double>> pilot;  // pilot latencies, ms
+  double capture_ms = 0;
+  std::int64_t iteration_fmas = 0;
+  std::vector<ThrottleEvent> throttle_events;
+  SyncStats sync;
+  std::map<Mhz, std::string> unusable_clocks;  // clock -> why
+};
+
+struct Progress {
+  std::size_t pair_number = 0;  // 1-based
+  std::size_t pair_count = 0;
+  ClockPair pair;
+  int measurements = 0;
+  double rse = 0;
+  double eta_s = 0;  // estimated device time left
+};
+
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  virtual void planned(const RunState&) {}
+  virtual void pair_finished(const PairResult&, const RunState&) {}
+  virtual void progress(const Progress&) {}
+};
+
+class Engine {
+ public:
+  // `stop` is polled between windows; when it turns non-empty the engine
+  // throws Interrupted with its text.
+  Engine(Workload& workload, ClockControl& clocks, EngineSettings settings, RunObserver& observer,
+         std::function<std::string()> stop = [] { return std::string(); });
+
+  // Measures every pair not in `done`. Returns the state the manifest records.
+  RunState run(const std::set<std::pair<Mhz, Mhz>>& done = {});
+
+  // Phase 1 for one clock at one iteration length (cached).
+  const ClockCalibration& calibration(Mhz mhz, std::int64_t iteration_fmas);
+
+ private:
+  struct Attempt {
+    Measurement measurement;
+    MeasurementRow row;
+    WindowRecords records;
+    Nanos request_gpu_ns = 0;
+  };
+  Attempt measure_once(ClockPair pair, const WindowPlan& plan);
+  void set_clock(Mhz mhz);
+  TimerSync synchronize();
+  void check_stop();
+  std::vector<ClockPair> check_pairs();
+  double run_pilot(const std::vector<ClockPair>& pilot);
+  PairResult measure_pair(ClockPair pair, std::size_t number, std::size_t count);
+  double wakeup_for(Mhz init) const;
+  std::int64_t iteration_for(double capture_ms);
+  void keep_traces(PairResult& result, const Attempt& attempt, int index);
+  double seconds_since_start();
+
+  Workload& workload_;
+  ClockControl& clocks_;
+  EngineSettings settings_;
+  RunObserver& observer_;
+  std::function<std::string()> stop_;
+  RunState state_;
+  std::vector<Mhz> supported_;
+  std::map<std::pair<Mhz, std::int64_t>, ClockCalibration> calibrations_;
+  std::map<Mhz, double> wakeup_ms_;  // grows when the initial clock was not yet held
+  Mhz current_clock_ = 0;
+  Nanos started_ns_ = 0;
+  double ns_per_fma_ = 0;  // at the fastest requested clock
+  double measurement_gpu_ms_ = 0;
+};
+
+}  // namespace latest

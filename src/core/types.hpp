@@ -1,0 +1,67 @@
+#pragma once
+// Vocabulary shared by the methodology and the backends.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace latest {
+
+using Mhz = int;
+// Host times are CLOCK_MONOTONIC_RAW (or the simulator's virtual clock) in ns;
+// GPU times are %globaltimer ns. TimerSync maps one onto the other.
+using Nanos = std::int64_t;
+
+struct ClockPair {
+  Mhz init = 0;
+  Mhz target = 0;
+  bool operator==(const ClockPair&) const = default;
+  bool increasing() const { return target > init; }
+};
+
+// Host-to-GPU time mapping from a ping-pong exchange: gpu = host + offset.
+struct TimerSync {
+  Nanos offset_ns = 0;
+  double uncertainty_ns = 0;  // half the best round trip
+  double round_trip_ns = 0;
+  Nanos host_ns = 0;          // when it was taken
+  Nanos to_gpu(Nanos host) const { return host + offset_ns; }
+};
+
+// One kernel launch: every SM runs `warmup_iterations` unrecorded iterations,
+// then `iterations` recorded ones, each `iteration_fmas` dependent FMAs long.
+struct WindowSpec {
+  std::int64_t iteration_fmas = 0;
+  std::int64_t warmup_iterations = 0;
+  std::int64_t iterations = 0;
+};
+
+// Compact per-SM records: iteration i spans
+// [start_i, start_i + duration_ns[i]], and start_{i+1} = start_i + duration_ns[i]
+// because one %globaltimer read closes an iteration and opens the next.
+struct SmRecords {
+  int sm = 0;
+  Nanos first_start_ns = 0;
+  std::vector<std::uint32_t> duration_ns;
+};
+
+struct WindowRecords {
+  std::vector<SmRecords> sms;
+  std::int64_t bytes = 0;  // what crossed from the device
+};
+
+// Known truth of the latest switch, from the simulator or emulated switching.
+struct SwitchTruth {
+  double switching_ms = 0;   // arrival - request
+  double transition_ms = 0;  // arrival - departure
+};
+
+struct DeviceIdentity {
+  std::string name;
+  std::string uuid;
+  std::string pci_bus_id;
+  int index = 0;
+  int sm_count = 0;
+};
+
+}  // namespace latest

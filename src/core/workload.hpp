@@ -1,0 +1,49 @@
+#pragma once
+// The workload side of a device: runs measurement windows on every SM and
+// owns the host clock the engine reads and sleeps on. Implemented by the
+// simulator and by the CUDA backend.
+#include <optional>
+#include <string>
+
+#include "core/types.hpp"
+
+namespace latest {
+
+// The host clock. Real backends use CLOCK_MONOTONIC_RAW; the simulator runs on
+// virtual time so that hours of GPU time take seconds.
+class TimeSource {
+ public:
+  virtual ~TimeSource() = default;
+  virtual Nanos now_ns() = 0;
+  virtual void sleep_until(Nanos host_ns) = 0;
+};
+
+struct WorkloadInfo {
+  std::string backend;  // "sim", "cuda", "cuda-emulated"
+  int sm_count = 0;
+  double timer_tick_ns = 0;
+  Mhz reference_mhz = 0;  // the clock the iteration-size estimates start from
+};
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  virtual WorkloadInfo info() const = 0;
+  virtual TimeSource& time() = 0;
+  virtual TimerSync synchronize() = 0;
+  // Starts a window asynchronously; returns the host time of the launch.
+  virtual Nanos launch(const WindowSpec& spec) = 0;
+  // Waits for the window launched last and returns its records.
+  virtual WindowRecords collect() = 0;
+  // Told of every clock request right before it is made. The simulator moves
+  // its modelled clock; emulated switching schedules its flip. Real GPUs
+  // ignore it.
+  virtual void clock_requested(Nanos host_ns, Mhz target) {
+    (void)host_ns;
+    (void)target;
+  }
+  // Truth of the switch requested last, where the backend knows it.
+  virtual std::optional<SwitchTruth> truth() const { return std::nullopt; }
+};
+
+}  // namespace latest

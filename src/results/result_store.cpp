@@ -1,0 +1,222 @@
+#include "results/result_store.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "results/atomic_file.hpp"
+
+namespace latest {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string utc_now() {
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
+}
+
+std::string optional_number(const std::optional<double>& v, const char* format = "{:.6f}") {
+  return v ? fmt::format(fmt::runtime(format), *v) : std::string();
+}
+
+json pair_key(ClockPair p) { return {{"init_mhz", p.init}, {"target_mhz", p.target}}; }
+
+}  // namespace
+
+std::string host_name_for_files() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown-host";
+  std::string host(buf);
+  for (char& c : host)
+    if (c == '_') c = '-';
+  return host;
+}
+
+std::string pair_file_name(ClockPair pair, const std::string& host, int gpu_index) {
+  return fmt::format("{}_{}_{}_{}.csv", pair.init, pair.target, host, gpu_index);
+}
+
+std::string measurements_csv(const std::vector<MeasurementRow>& rows) {
+  std::string out = kCsvHeader;
+  out += '\n';
+  for (const auto& r : rows) {
+    out += fmt::format("{},{:.6f},{:.6f},{:.6f},{},{},{:.6f},{:.3f},{},{},{},{}\n", r.index, r.switching_ms,
+                       r.transition_ms, r.call_ms, r.accepted_sms, r.max_sm, r.sm_spread_ms, r.sync_uncertainty_us,
+                       optional_number(r.temperature_c, "{:.1f}"), optional_number(r.power_w, "{:.1f}"),
+                       r.truth ? fmt::format("{:.6f}", r.truth->switching_ms) : std::string(),
+                       r.truth ? fmt::format("{:.6f}", r.truth->transition_ms) : std::string());
+  }
+  return out;
+}
+
+json to_json(const ClockCalibration& cal) {
+  json per_sm = json::array();
+  for (std::size_t s = 0; s < cal.per_sm.size(); ++s) {
+    const auto& b = cal.per_sm[s];
+    per_sm.push_back({{"sm", s}, {"n", b.iteration.n}, {"mean_ns", b.iteration.mean}, {"sd_ns", b.iteration.sd}});
+  }
+  return {{"mhz", cal.mhz},
+          {"iteration_fmas", cal.iteration_fmas},
+          {"n", cal.pooled.iteration.n},
+          {"mean_ns", cal.pooled.iteration.mean},
+          {"sd_ns", cal.pooled.iteration.sd},
+          {"outside_2sd_fraction", cal.pooled.outside_fraction},
+          {"wakeup_ms", cal.wakeup_ms ? json(*cal.wakeup_ms) : json(nullptr)},
+          {"per_sm", per_sm}};
+}
+
+ResultStore::ResultStore(fs::path dir, json run_key, json settings)
+    : dir_(std::move(dir)), host_(host_name_for_files()) {
+  manifest_ = {{"schema_version", kManifestSchemaVersion},
+               {"tool", {{"name", "latest"}, {"version", LATEST_VERSION}}},
+               {"host", host_},
+               {"started_utc", utc_now()},
+               {"status", "running"},
+               {"run_key", std::move(run_key)},
+               {"settings", std::move(settings)},
+               {"pairs", json::array()},
+               {"checks", json::array()},
+               {"throttle_events", json::array()}};
+}
+
+std::set<std::pair<Mhz, Mhz>> ResultStore::resume() {
+  std::set<std::pair<Mhz, Mhz>> done;
+  const fs::path path = dir_ / "manifest.json";
+  if (!fs::exists(path)) return done;
+  json old;
+  try {
+    std::ifstream in(path);
+    old = json::parse(in);
+  } catch (const std::exception& e) {
+    throw Error(ExitCode::usage, fmt::format("{} is not a readable manifest: {}", path.string(), e.what()),
+                "choose another --output directory, or remove the damaged one");
+  }
+  if (old.value("schema_version", 0) != kManifestSchemaVersion || old.value("run_key", json()) != manifest_["run_key"])
+    throw Error(ExitCode::usage,
+                fmt::format("{} holds results of a different run (other clocks, pairs, device or settings)", dir_.string()),
+                "rerun the exact same command to resume it, or choose another --output directory");
+  for (const auto& p : old.value("pairs", json::array())) {
+    const ClockPair pair{p.at("init_mhz").get<Mhz>(), p.at("target_mhz").get<Mhz>()};
+    // A measured pair counts as done only while its CSV is there.
+    if (p.value("status", "") == "measured" && !fs::exists(dir_ / p.value("file", ""))) continue;
+    done.insert({pair.init, pair.target});
+    manifest_["pairs"].push_back(p);
+  }
+  manifest_["started_utc"] = old.value("started_utc", manifest_["started_utc"].get<std::string>());
+  manifest_["resumed_utc"] = utc_now();
+  wrote_ = true;
+  return done;
+}
+
+void ResultStore::record_state(const RunState& s) {
+  manifest_["device"] = {{"name", s.device.name},
+                         {"uuid", s.device.uuid},
+                         {"pci_bus_id", s.device.pci_bus_id},
+                         {"index", s.device.index},
+                         {"sm_count", s.workload.sm_count},
+                         {"backend", s.workload.backend},
+                         {"timer_tick_ns", s.workload.timer_tick_ns}};
+  json cal = json::array();
+  for (const auto& c : s.calibrations) cal.push_back(to_json(c));
+  manifest_["calibration"] = cal;
+  json pilot = json::array();
+  for (const auto& [pair, ms] : s.pilot) pilot.push_back({{"init_mhz", pair.init}, {"target_mhz", pair.target}, {"switching_latency_ms", ms}});
+  manifest_["plan"] = {{"capture_ms", s.capture_ms}, {"iteration_fmas", s.iteration_fmas}, {"pilot", pilot}};
+  json checks = json::array();
+  for (const auto& c : s.checks) {
+    json j = pair_key(c.pair);
+    j["means_differ"] = c.means_differ;
+    j["difference_ns"] = {c.difference_ns.low, c.difference_ns.high};
+    j["band_overlap"] = c.band_overlap;
+    j["valid"] = c.skip_reason.empty();
+    if (!c.skip_reason.empty()) j["skip_reason"] = c.skip_reason;
+    checks.push_back(j);
+  }
+  manifest_["checks"] = checks;
+  json events = json::array();
+  for (const auto& e : s.throttle_events) {
+    json j = pair_key(e.pair);
+    j.update({{"at_s", e.at_s}, {"kind", e.kind}, {"action", e.action}, {"raw_reasons", e.raw_reasons}});
+    events.push_back(j);
+  }
+  manifest_["throttle_events"] = events;
+  json unusable = json::object();
+  for (const auto& [mhz, why] : s.unusable_clocks) unusable[std::to_string(mhz)] = why;
+  manifest_["unusable_clocks"] = unusable;
+  manifest_["timer_sync"] = {{"count", s.sync.count},
+                             {"min_uncertainty_us", s.sync.min_uncertainty_ns / 1e3},
+                             {"max_uncertainty_us", s.sync.max_uncertainty_ns / 1e3},
+                             {"max_round_trip_us", s.sync.max_round_trip_ns / 1e3},
+                             {"drift_ppm", s.sync.drift_ppm},
+                             {"max_gap_between_syncs_s", s.sync.max_gap_s},
+                             {"max_drift_between_syncs_us", s.sync.max_drift_between_syncs_ns / 1e3}};
+}
+
+void ResultStore::planned(const RunState& state) {
+  record_state(state);
+  write_manifest();
+}
+
+void ResultStore::pair_finished(const PairResult& r, const RunState& state) {
+  json j = pair_key(r.pair);
+  j["status"] = r.status;
+  if (!r.reason.empty()) j["reason"] = r.reason;
+  if (r.status == "measured") {
+    const std::string name = pair_file_name(r.pair, host_, state.device.index);
+    write_file_atomically(dir_ / name, measurements_csv(r.rows));
+    j["file"] = name;
+    if (!r.traces.empty()) {
+      std::string csv = "measurement,sm,iteration,start_from_request_ns,duration_ns\n";
+      for (const auto& t : r.traces)
+        csv += fmt::format("{},{},{},{},{}\n", t.measurement, t.sm, t.iteration, t.start_from_request_ns, t.duration_ns);
+      write_file_atomically(dir_ / "traces" / name, csv);
+      j["trace_file"] = "traces/" + name;
+    }
+  }
+  j["measurements"] = r.rows.size();
+  j["rse"] = std::isfinite(r.rse) ? json(r.rse) : json(nullptr);
+  j["discarded"] = r.discarded;
+  j["failed"] = r.failed;
+  j["windows"] = r.windows;
+  j["iteration_fmas"] = r.iteration_fmas;
+  j["capture_ms"] = r.capture_ms;
+  j["wakeup_ms"] = r.wakeup_ms;
+  j["gpu_seconds"] = r.gpu_seconds;
+  j["host_cpu_seconds"] = r.host_cpu_seconds;
+  j["bytes"] = r.bytes;
+  if (r.windows > 0) {
+    j["bytes_per_window"] = r.bytes / r.windows;
+    j["host_ms_per_window"] = r.host_cpu_seconds * 1e3 / r.windows;
+  }
+  auto& pairs = manifest_["pairs"];
+  for (auto it = pairs.begin(); it != pairs.end(); ++it)
+    if ((*it)["init_mhz"] == r.pair.init && (*it)["target_mhz"] == r.pair.target) {
+      pairs.erase(it);
+      break;
+    }
+  pairs.push_back(j);
+  record_state(state);
+  write_manifest();
+}
+
+void ResultStore::finish(const std::string& status, const std::string& error) {
+  if (!wrote_) return;  // a refused run leaves no files behind
+  manifest_["status"] = status;
+  manifest_["finished_utc"] = utc_now();
+  if (!error.empty()) manifest_["error"] = error;
+  write_manifest();
+}
+
+void ResultStore::write_manifest() {
+  write_file_atomically(dir_ / "manifest.json", manifest_.dump(2) + "\n");
+  wrote_ = true;
+}
+
+}  // namespace latest
