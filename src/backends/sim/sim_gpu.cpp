@@ -10,6 +10,7 @@ namespace latest::sim {
 namespace {
 constexpr Nanos kLaunchLatencyNs = 8'000;
 constexpr int kRampSteps = 4;
+constexpr double kThermalEventSeconds = 8;  // how long an injected thermal event holds
 }  // namespace
 
 SimGpu::SimGpu(const SimProfile& profile, std::uint64_t seed, Injection injection)
@@ -216,13 +217,8 @@ TimerSync SimGpu::synchronize() {
 Telemetry SimGpu::telemetry() {
   Telemetry t;
   const double seconds = static_cast<double>(now_) / 1e9;
-  while (thermal_fired_ < injection_.thermal_at_s.size() && injection_.thermal_at_s[thermal_fired_] <= seconds) {
-    ++thermal_fired_;
-    thermal_pending_ = true;
-  }
-  // Like NVML's violation counters: an event is seen by the next read.
-  t.throttle.thermal = thermal_pending_;
-  thermal_pending_ = false;
+  for (double at : injection_.thermal_at_s)
+    t.throttle.thermal |= at <= seconds && seconds < at + kThermalEventSeconds;
   t.throttle.power = injection_.power_cap_mhz && requested_ > *injection_.power_cap_mhz;
   const double mhz = mhz_at(to_gpu(now_));
   const double top = profile_.clocks.back();

@@ -15,9 +15,8 @@
 namespace latest::sim {
 
 struct Injection {
-  std::vector<double> thermal_at_s;  // virtual seconds at which a thermal event fires
+  std::vector<double> thermal_at_s;  // virtual seconds at which an 8 s thermal event starts
   std::optional<Mhz> power_cap_mhz;  // clocks above it cannot be held
-  bool fail_set_clock_permission = false;
 };
 
 class SimGpu {
@@ -64,8 +63,6 @@ class SimGpu {
   std::vector<double> sm_extra_cycles_;
   Mhz requested_;
   std::optional<SwitchTruth> last_truth_;
-  std::size_t thermal_fired_ = 0;
-  bool thermal_pending_ = false;
   std::optional<WindowSpec> pending_;
   Nanos pending_gpu_start_ = 0;
 };

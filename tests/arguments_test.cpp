@@ -1,0 +1,60 @@
+#include "cli/arguments.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+
+namespace latest::cli {
+namespace {
+
+ExitCode code_of(const std::function<void()>& f, std::string* message = nullptr) {
+  try {
+    f();
+  } catch (const Error& e) {
+    if (message) *message = e.what();
+    return e.code();
+  }
+  return ExitCode::ok;
+}
+
+TEST(Arguments, ParsesClockLists) {
+  EXPECT_EQ(parse_clock_list("600,900,1200,1500"), (std::vector<Mhz>{600, 900, 1200, 1500}));
+  EXPECT_EQ(parse_clock_list("1980, 990"), (std::vector<Mhz>{1980, 990}));
+}
+
+TEST(Arguments, RejectsBadClockLists) {
+  std::string msg;
+  EXPECT_EQ(code_of([] { parse_clock_list("600,abc"); }, &msg), ExitCode::usage);
+  EXPECT_NE(msg.find("'abc'"), std::string::npos);
+  EXPECT_EQ(code_of([] { parse_clock_list("600,600,900"); }, &msg), ExitCode::usage);
+  EXPECT_NE(msg.find("twice"), std::string::npos);
+  EXPECT_EQ(code_of([] { parse_clock_list("600"); }), ExitCode::usage);
+  EXPECT_EQ(code_of([] { parse_clock_list("600,-5"); }), ExitCode::usage);
+  EXPECT_EQ(code_of([] { parse_clock_list("600,,900"); }), ExitCode::usage);
+}
+
+TEST(Arguments, UnsupportedClockNamesTheNearest) {
+  std::string msg;
+  const std::vector<Mhz> table = {1950, 1965, 1980};
+  EXPECT_EQ(code_of([&] { check_supported({1970, 1980}, table); }, &msg), ExitCode::usage);
+  EXPECT_NE(msg.find("1965 and 1980"), std::string::npos) << msg;
+  EXPECT_EQ(code_of([&] { check_supported({2000}, table); }, &msg), ExitCode::usage);
+  EXPECT_NE(msg.find("1980"), std::string::npos) << msg;
+  EXPECT_EQ(code_of([&] { check_supported({1950, 1980}, table); }), ExitCode::ok);
+}
+
+TEST(Arguments, ResolvesPairSelections) {
+  const std::vector<Mhz> clocks = {600, 900, 1200};
+  EXPECT_EQ(resolve_pairs("all", clocks).size(), 6u);
+  const auto up = resolve_pairs("increasing", clocks);
+  ASSERT_EQ(up.size(), 3u);
+  for (const auto& p : up) EXPECT_GT(p.target, p.init);
+  for (const auto& p : resolve_pairs("decreasing", clocks)) EXPECT_LT(p.target, p.init);
+  EXPECT_EQ(resolve_pairs("1200:600,600:900", clocks), (std::vector<ClockPair>{{1200, 600}, {600, 900}}));
+  EXPECT_EQ(code_of([&] { resolve_pairs("1200-600", clocks); }), ExitCode::usage);
+  EXPECT_EQ(code_of([&] { resolve_pairs("1200:700", clocks); }), ExitCode::usage);
+  EXPECT_EQ(code_of([&] { resolve_pairs("600:600", clocks); }), ExitCode::usage);
+}
+
+}  // namespace
+}  // namespace latest::cli

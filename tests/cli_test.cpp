@@ -1,0 +1,224 @@
+// The CLI as a user meets it: exit codes, messages, files, signals, resume.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("latest-cli-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  return dir;
+}
+
+pid_t spawn(const std::vector<std::string>& args, const fs::path& out, const fs::path& err) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(o, 1);
+    dup2(e, 2);
+    std::vector<char*> argv;
+    std::string bin = LATEST_BINARY;
+    argv.push_back(bin.data());
+    std::vector<std::string> copy = args;
+    for (auto& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(bin.c_str(), argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+Result finish(pid_t pid, const fs::path& out, const fs::path& err) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+Result run(const std::vector<std::string>& args) {
+  const fs::path out = scratch("stdout"), err = scratch("stderr");
+  return finish(spawn(args, out, err), out, err);
+}
+
+int csv_count(const fs::path& dir) {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(dir)) n += e.path().extension() == ".csv";
+  return n;
+}
+
+TEST(Cli, VersionAndHelp) {
+  const Result v = run({"--version"});
+  EXPECT_EQ(v.code, 0);
+  EXPECT_NE(v.out.find("latest 0."), std::string::npos);
+  const Result h = run({"--help"});
+  EXPECT_EQ(h.code, 0);
+  for (const char* word : {"--freq", "--rse", "--backend", "--plan", "--pairs", "Exit codes"})
+    EXPECT_NE(h.out.find(word), std::string::npos) << word;
+}
+
+struct Refusal {
+  std::vector<std::string> args;
+  int code;
+  std::string says;
+};
+
+TEST(Cli, RefusalsHaveDistinctCodesClearMessagesAndLeaveNoFiles) {
+  const fs::path dir = scratch("refused");
+  const std::vector<Refusal> cases = {
+      {{"--backend", "sim"}, 2, "--freq is required"},
+      {{"--backend", "sim", "--freq", "600,abc"}, 2, "'abc'"},
+      {{"--backend", "sim", "--freq", "600"}, 2, "at least two"},
+      {{"--backend", "sim", "--freq", "600,900,600"}, 2, "twice"},
+      {{"--backend", "sim", "--freq", "600,900", "--rse", "1.5"}, 2, "outside (0, 1)"},
+      {{"--backend", "sim", "--freq", "600,900", "--rse", "0"}, 2, "outside (0, 1)"},
+      {{"--backend", "sim", "--freq", "600,900", "--min-measurements", "50", "--max-measurements", "10"}, 2,
+       "more than"},
+      {{"--backend", "sim", "--freq", "1000,1980"}, 2, "nearest supported clocks are 990 and 1005 MHz"},
+      {{"--backend", "sim", "--freq", "990,1980", "--sim-profile", "h100"}, 2, "unknown simulator profile"},
+      {{"--backend", "warp", "--freq", "990,1980"}, 2, "unknown backend"},
+      {{"--backend", "sim", "--freq", "990,1980", "--pairs", "990:1500"}, 2, "not in --freq"},
+      {{"--backend", "sim", "--freq", "990,1980", "--bogus"}, 2, "bogus"},
+      {{"--backend", "sim", "--freq", "990,1980", "--device", "3"}, 6, "device 3 not found"},
+      {{"--backend", "sim", "--freq", "990,1980", "--device", "GPU-nope"}, 6, "not found"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = c.args;
+    args.insert(args.end(), {"--output", dir.string()});
+    const Result r = run(args);
+    EXPECT_EQ(r.code, c.code) << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << "expected '" << c.says << "' in: " << r.err;
+    EXPECT_FALSE(fs::exists(dir)) << "a refused run leaves no files";
+  }
+  const Result unwritable = run({"--backend", "sim", "--freq", "990,1980", "--output", "/dev/null/results"});
+  EXPECT_EQ(unwritable.code, 2);
+  EXPECT_NE(unwritable.err.find("cannot write"), std::string::npos);
+}
+
+TEST(Cli, CudaBackendWithoutDriverIsExitNine) {
+  if (void* lib = dlopen("libcuda.so.1", RTLD_NOW)) {
+    dlclose(lib);
+    GTEST_SKIP() << "an NVIDIA driver is installed here";
+  }
+  const fs::path dir = scratch("nocuda");
+  const Result r = run({"--backend", "cuda", "--freq", "990,1980", "--output", dir.string()});
+  EXPECT_EQ(r.code, 9);
+  EXPECT_NE(r.err.find("driver"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir));
+}
+
+TEST(Cli, PlanPrintsAndWritesNothing) {
+  const fs::path dir = scratch("plan");
+  const Result r = run({"--freq", "600,900,1200,1500", "--plan", "--output", dir.string()});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("pairs (12)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("estimated GPU time"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir));
+}
+
+TEST(Cli, SeedCommandLineWorksAsWritten) {
+  // The paper's example; on a machine without a GPU, auto falls back with a notice.
+  const fs::path dir = scratch("seed");
+  const Result r = run({"--freq", "600,900,1200,1500", "--device", "0", "--rse", "0.03", "--pairs", "600:1500,1500:600",
+                        "--max-measurements", "25", "--output", dir.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  if (!dlopen("libcuda.so.1", RTLD_NOW)) {
+    EXPECT_NE(r.err.find("using the simulated GPU"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(csv_count(dir), 2);
+  EXPECT_NE(r.out.find("2 pairs measured"), std::string::npos) << r.out;
+  fs::remove_all(dir);
+}
+
+TEST(Cli, DoneCriterionRunWritesSixPairsAndAManifest) {
+  const fs::path dir = scratch("done");
+  const auto start = std::chrono::steady_clock::now();
+  const Result r = run({"--backend", "sim", "--freq", "1980,1500,990", "--seed", "1", "--output", dir.string()});
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(csv_count(dir), 6);
+  const auto manifest = nlohmann::json::parse(slurp(dir / "manifest.json"));
+  EXPECT_EQ(manifest["status"], "complete");
+  EXPECT_EQ(manifest["pairs"].size(), 6u);
+  EXPECT_EQ(manifest["calibration"].size(), 3u);
+  EXPECT_EQ(manifest["device"]["sm_count"], 132);
+  for (const auto& p : manifest["pairs"]) {
+    EXPECT_EQ(p["status"], "measured");
+    EXPECT_TRUE(fs::exists(dir / p["file"].get<std::string>()));
+  }
+  EXPECT_NE(r.out.find("6 pairs measured, 0 skipped"), std::string::npos) << r.out;
+  RecordProperty("seconds", std::to_string(seconds));
+  fs::remove_all(dir);
+}
+
+class Interrupt : public ::testing::TestWithParam<int> {};
+
+TEST_P(Interrupt, SignalStopsCleanlyAndARerunResumes) {
+  const fs::path dir = scratch("signal" + std::to_string(GetParam()));
+  const std::vector<std::string> args = {"--backend", "sim", "--freq", "1980,1500,990", "--seed", "2",
+                                         "--max-measurements", "25", "--output", dir.string()};
+  const fs::path out = scratch("sig-out"), err = scratch("sig-err");
+  const pid_t pid = spawn(args, out, err);
+  // Wait for the first finished pair, then signal mid-run.
+  for (int i = 0; i < 600 && (!fs::exists(dir) || csv_count(dir) < 1); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_GE(csv_count(dir), 1);
+  kill(pid, GetParam());
+  const Result r = finish(pid, out, err);
+  ASSERT_EQ(r.code, 130) << r.err;
+  const int kept = csv_count(dir);
+  ASSERT_LT(kept, 6) << "the run should have been interrupted before the end";
+  const auto manifest = nlohmann::json::parse(slurp(dir / "manifest.json"));
+  EXPECT_EQ(manifest["status"], "interrupted");
+  std::string first_csv;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".csv") first_csv = e.path().filename();
+  const std::string before = slurp(dir / first_csv);
+
+  const Result resumed = run(args);
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_NE(resumed.err.find("already done"), std::string::npos) << resumed.err;
+  EXPECT_EQ(csv_count(dir), 6);
+  EXPECT_EQ(slurp(dir / first_csv), before) << "finished pairs are kept, not measured again";
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir / "manifest.json"))["status"], "complete");
+  fs::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, Interrupt, ::testing::Values(SIGINT, SIGTERM, SIGHUP),
+                         [](const auto& info) { return std::string(strsignal(info.param)).substr(0, 4) + std::to_string(info.param); });
+
+TEST(Cli, ADifferentRunIntoTheSameDirectoryIsRefused) {
+  const fs::path dir = scratch("other");
+  ASSERT_EQ(run({"--backend", "sim", "--freq", "1980,990", "--max-measurements", "25", "--output", dir.string()}).code, 0);
+  const Result r = run({"--backend", "sim", "--freq", "1980,1500", "--output", dir.string()});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("different run"), std::string::npos) << r.err;
+  fs::remove_all(dir);
+}
+
+}  // namespace
