@@ -214,7 +214,9 @@ Engine::Attempt Engine::measure_once(ClockPair pair, const WindowPlan& plan) {
   DetectionSettings det = settings_.detection;
   det.target_tol_ns = neighbour_tolerance_ns(pair.target, ct.pooled.iteration.mean, supported_);
   det.initial_tol_ns = neighbour_tolerance_ns(pair.init, ci.pooled.iteration.mean, supported_);
+  const double cpu0 = cpu_seconds();
   a.measurement = detect_switch(a.records, a.request_gpu_ns, ci, ct, det);
+  a.detection_cpu_s = cpu_seconds() - cpu0;
 
   MeasurementRow& row = a.row;
   row.switching_ms = a.measurement.switching_ms;
@@ -270,9 +272,8 @@ PairResult Engine::measure_pair(ClockPair pair, std::size_t number, std::size_t 
       measurement_gpu_ms_ = plan.gpu_ms;
       std::optional<Attempt> accepted;
       for (int attempt = 0; attempt < settings_.max_attempts && !accepted; ++attempt) {
-        const double cpu0 = cpu_seconds();
         Attempt a = measure_once(pair, plan);
-        result.host_cpu_seconds += cpu_seconds() - cpu0;
+        result.host_cpu_seconds += a.detection_cpu_s;
         ++result.windows;
         result.bytes += a.records.bytes;
         if (a.measurement.outcome == MeasurementOutcome::accepted) {

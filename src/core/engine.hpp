@@ -90,7 +90,7 @@ struct PairResult {
   double wakeup_ms = 0;
   int windows = 0;
   double gpu_seconds = 0;
-  double host_cpu_seconds = 0;  // detection time on the host
+  double host_cpu_seconds = 0;  // CPU time of detection on the host
   std::int64_t bytes = 0;
   std::vector<TraceRow> traces;
 };
@@ -163,6 +163,7 @@ class Engine {
     MeasurementRow row;
     WindowRecords records;
     Nanos request_gpu_ns = 0;
+    double detection_cpu_s = 0;
   };
   Attempt measure_once(ClockPair pair, const WindowPlan& plan);
   void set_clock(Mhz mhz);

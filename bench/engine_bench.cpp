@@ -1,0 +1,116 @@
+// Speed, volume and accuracy of the methodology on the simulated H200.
+// Results go to docs/benchmarks.md; nothing here is a pass/fail test.
+#include <algorithm>
+#include <cmath>
+
+#include <benchmark/benchmark.h>
+
+#include "backends/sim/sim_backend.hpp"
+#include "core/detection.hpp"
+#include "core/engine.hpp"
+#include "core/statistics.hpp"
+
+namespace latest {
+namespace {
+
+// One recorded window as the default plan sizes it: 32768 iterations on each
+// of 132 SMs. Wall time of the simulator itself.
+void BM_SimulatorWindow(benchmark::State& state) {
+  sim::SimGpu gpu(sim::profile_named("h200"), 1);
+  const auto iterations = state.range(0);
+  for (auto _ : state) {
+    gpu.launch({1024, 0, iterations});
+    benchmark::DoNotOptimize(gpu.collect());
+  }
+  state.counters["sm_iterations/s"] =
+      benchmark::Counter(static_cast<double>(iterations) * 132 * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_SimulatorWindow)->Arg(8192)->Arg(32768)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+struct Quiet : RunObserver {
+  std::vector<PairResult> results;
+  void pair_finished(const PairResult& r, const RunState&) override { results.push_back(r); }
+};
+
+// The engine end to end on h200, pairs among 1980/1500/990/600 MHz, stopping
+// at RSE 5 %: accuracy against the truth, device seconds per pair, and host
+// cost per measurement.
+void BM_EngineAccuracyAndCost(benchmark::State& state) {
+  for (auto _ : state) {
+    auto gpu = std::make_shared<sim::SimGpu>(sim::profile_named("h200"), 42);
+    sim::SimWorkload workload(gpu);
+    sim::SimClockControl clocks(gpu, 0);
+    EngineSettings s;
+    s.clocks = {1980, 1500, 990, 600};
+    for (Mhz a : s.clocks)
+      for (Mhz b : s.clocks)
+        if (a != b) s.pairs.push_back({a, b});
+    Quiet quiet;
+    Engine engine(workload, clocks, s, quiet);
+    const RunState st = engine.run();
+    std::vector<double> err_us, err_iter, gpu_s;
+    double bytes = 0, cpu = 0, windows = 0, n = 0;
+    for (const auto& r : quiet.results) {
+      double it_ns = 0;
+      for (const auto& c : st.calibrations)
+        if (c.mhz == r.pair.target) it_ns = c.pooled.iteration.mean;
+      for (const auto& row : r.rows) {
+        const double e = (row.switching_ms - row.truth->switching_ms) * 1e6;
+        err_us.push_back(e / 1e3);
+        err_iter.push_back(e / it_ns);
+      }
+      gpu_s.push_back(r.gpu_seconds);
+      bytes += static_cast<double>(r.bytes);
+      cpu += r.host_cpu_seconds;
+      windows += r.windows;
+      n += static_cast<double>(r.rows.size());
+    }
+    std::vector<double> abs_us;
+    for (double e : err_us) abs_us.push_back(std::abs(e));
+    state.counters["err_iter_p50"] = quantile(err_iter, 0.5);
+    state.counters["err_iter_p95"] = quantile(err_iter, 0.95);
+    state.counters["err_iter_p99"] = quantile(err_iter, 0.99);
+    state.counters["err_iter_max"] = quantile(err_iter, 1.0);
+    state.counters["err_iter_min"] = quantile(err_iter, 0.0);
+    state.counters["abs_err_us_p50"] = quantile(abs_us, 0.5);
+    state.counters["abs_err_us_max"] = quantile(abs_us, 1.0);
+    state.counters["gpu_s_per_pair_median"] = quantile(gpu_s, 0.5);
+    state.counters["gpu_s_per_pair_max"] = quantile(gpu_s, 1.0);
+    state.counters["measurements"] = n;
+    state.counters["MB_per_window"] = bytes / windows / 1e6;
+    state.counters["host_ms_per_window"] = cpu / windows * 1e3;
+    state.counters["iteration_fmas"] = static_cast<double>(st.iteration_fmas);
+    state.counters["capture_ms"] = st.capture_ms;
+  }
+}
+BENCHMARK(BM_EngineAccuracyAndCost)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
+
+// Host cost of detection alone on one default-size window.
+void BM_DetectSwitch(benchmark::State& state) {
+  sim::SimGpu gpu(sim::profile_named("h200"), 3);
+  gpu.launch({1024, 0, 32768});
+  const auto cal_rec = gpu.collect();
+  const ClockCalibration init = calibrate_from_records(1980, 1024, cal_rec, 32);
+  gpu.request_clock(gpu.now(), 990);
+  gpu.advance_to(gpu.now() + 1'000'000'000);
+  gpu.launch({1024, 0, 32768});
+  const ClockCalibration target = calibrate_from_records(990, 1024, gpu.collect(), 32);
+  gpu.request_clock(gpu.now(), 1980);
+  gpu.advance_to(gpu.now() + 1'000'000'000);
+  const Nanos launched = gpu.launch({1024, 0, 32768});
+  gpu.advance_to(launched + 2'000'000);
+  const Nanos request = gpu.now();
+  gpu.request_clock(request, 990);
+  const auto window = gpu.collect();
+  const Nanos request_gpu = gpu.synchronize().to_gpu(request);
+  DetectionSettings d;
+  d.target_tol_ns = 20;
+  d.initial_tol_ns = 10;
+  for (auto _ : state) benchmark::DoNotOptimize(detect_switch(window, request_gpu, init, target, d));
+}
+BENCHMARK(BM_DetectSwitch)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace latest
+
+BENCHMARK_MAIN();
