@@ -4,25 +4,23 @@
 
 #include <fmt/format.h>
 
+#include "backends/nvml/nvml_clock_control.hpp"
 #include "backends/sim/sim_backend.hpp"
 #include "core/error.hpp"
+#ifdef LATEST_WITH_CUDA
+#include "backends/cuda/cuda_workload.hpp"
+#include "backends/cuda/emulated_clock_control.hpp"
+#endif
 
 namespace latest::cli {
 namespace {
 
-// How many CUDA devices the driver sees, without linking to it: -1 when there
-// is no driver at all.
-int cuda_device_count() {
+// Whether the NVIDIA driver's CUDA library can be loaded, without linking to it.
+bool driver_present() {
   void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) return -1;
-  using InitFn = int (*)(unsigned);
-  using CountFn = int (*)(int*);
-  auto init = reinterpret_cast<InitFn>(dlsym(lib, "cuInit"));
-  auto count = reinterpret_cast<CountFn>(dlsym(lib, "cuDeviceGetCount"));
-  int n = 0;
-  if (!init || !count || init(0) != 0 || count(&n) != 0) n = 0;
+  if (!lib) return false;
   dlclose(lib);
-  return n;
+  return true;
 }
 
 int sim_device_index(const std::string& device) {
@@ -42,42 +40,132 @@ int sim_device_index(const std::string& device) {
               "the simulated GPU is --device 0");
 }
 
+nvml::NvmlOptions nvml_options(const BackendOptions& o, const std::string& device) {
+  nvml::NvmlOptions n;
+  n.device = device;
+  n.read_only = o.read_only || nvml::read_only_from_environment();
+  n.clock_api = o.clock_api;
+  n.allow_busy = o.allow_busy;
+  return n;
+}
+
 Backends open_sim(const BackendOptions& o) {
   const auto& profile = sim::profile_named(o.sim_profile);
-  const int index = sim_device_index(o.device);
   sim::Injection injection;
   injection.thermal_at_s = o.sim_thermal_at_s;
   injection.power_cap_mhz = o.sim_power_cap_mhz;
   auto gpu = std::make_shared<sim::SimGpu>(profile, o.seed, injection);
   Backends b;
   b.workload = std::make_unique<sim::SimWorkload>(gpu);
-  b.clocks = std::make_unique<sim::SimClockControl>(gpu, index);
+  if (o.clock_control == "nvml") {
+    // CI's pairing: the real NVML code path (through a fake library) with the simulated workload.
+    b.clocks = nvml::NvmlClockControl::open(nvml_options(o, o.device));
+  } else {
+    b.clocks = std::make_unique<sim::SimClockControl>(gpu, sim_device_index(o.device));
+  }
   return b;
 }
 
+#ifdef LATEST_WITH_CUDA
+Backends open_cuda(const BackendOptions& o) {
+  // CUDA and NVML number GPUs differently: match them by PCI bus id.
+  std::string bus_id;
+  int cuda_index = 0;
+  const std::string& d = o.device;
+  if (d.rfind("GPU-", 0) == 0 || d.rfind("MIG-", 0) == 0) {
+    bus_id = nvml::NvmlClockControl::open(nvml_options(o, d))->identity().pci_bus_id;
+    cuda_index = cuda::cuda_index_for_bus_id(bus_id);
+  } else if (d.find(':') != std::string::npos) {
+    cuda_index = cuda::cuda_index_for_bus_id(d);
+  } else {
+    char* end = nullptr;
+    cuda_index = static_cast<int>(std::strtol(d.c_str(), &end, 10));
+    if (d.empty() || *end || cuda_index < 0)
+      throw Error(ExitCode::usage, fmt::format("--device '{}' is neither an index, a UUID nor a PCI bus id", d));
+    const int count = cuda::cuda_runtime_device_count();
+    if (cuda_index >= count)
+      throw Error(ExitCode::not_found, fmt::format("device {} not found: CUDA sees {} GPU(s)", cuda_index, count),
+                  "check CUDA_VISIBLE_DEVICES; `latest info` lists the GPUs");
+  }
+  cuda::CudaOptions co;
+  co.cuda_index = cuda_index;
+  co.warps = o.warps;
+  std::unique_ptr<nvml::NvmlClockControl> nvml_clocks;
+  Backends b;
+  if (o.emulation) {
+    // Read-only NVML, if there is one: identity, clock table and the card's own clock.
+    nvml::NvmlOptions ro;
+    ro.read_only = true;
+    Mhz card = 0;
+    try {
+      ro.device = cuda::bus_id_of(cuda_index);
+      nvml_clocks = nvml::NvmlClockControl::open(ro);
+      unsigned mhz = 0;
+      if (nvml_clocks->library().nvmlDeviceGetClockInfo(nvml_clocks->device(), nvml::NVML_CLOCK_SM, &mhz) == 0) card = static_cast<Mhz>(mhz);
+    } catch (const Error&) {
+      nvml_clocks.reset();
+    }
+    if (card <= 0) throw Error(ExitCode::not_supported, "cannot read the card's SM clock for emulated switching");
+    co.emulation = cuda::Emulation{card, o.emulation->min_latency_ms, o.emulation->max_latency_ms, o.seed};
+    auto workload = std::make_unique<cuda::CudaWorkload>(co);
+    DeviceIdentity id;
+    id.name = workload->device_name();
+    id.pci_bus_id = workload->pci_bus_id();
+    id.index = cuda_index;
+    b.clocks = std::make_unique<cuda::EmulatedClockControl>(std::move(nvml_clocks), id, card);
+    b.workload = std::move(workload);
+    return b;
+  }
+  auto workload = std::make_unique<cuda::CudaWorkload>(co);
+  b.clocks = nvml::NvmlClockControl::open(nvml_options(o, workload->pci_bus_id()));
+  b.workload = std::move(workload);
+  return b;
+}
+#endif
+
 }  // namespace
 
+bool built_with_cuda() {
+#ifdef LATEST_WITH_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::unique_ptr<ClockControl> open_nvml_clocks(const BackendOptions& o) {
+  return nvml::NvmlClockControl::open(nvml_options(o, o.device));
+}
+
 Backends open_backends(const BackendOptions& o) {
+  if (o.clock_control != "auto" && o.clock_control != "sim" && o.clock_control != "nvml")
+    throw Error(ExitCode::usage, fmt::format("unknown clock control '{}'", o.clock_control),
+                "use --clock-control auto, sim or nvml");
   if (o.backend == "sim") return open_sim(o);
   if (o.backend != "auto" && o.backend != "cuda")
     throw Error(ExitCode::usage, fmt::format("unknown backend '{}'", o.backend), "use --backend auto, cuda or sim");
-  const int devices = cuda_device_count();
-  if (o.backend == "cuda") {
-    if (devices < 0)
-      throw Error(ExitCode::driver_missing, "the NVIDIA driver is not installed (libcuda.so.1 not found)",
-                  "install the driver, or use --backend sim to run on the simulated GPU");
-    if (devices == 0)
-      throw Error(ExitCode::not_found, "the NVIDIA driver found no CUDA device",
+  const bool driver = driver_present();
+  if (o.backend == "cuda" && !driver)
+    throw Error(ExitCode::driver_missing, "the NVIDIA driver is not installed (libcuda.so.1 not found)",
+                "install the driver, or use --backend sim to run on the simulated GPU");
+#ifdef LATEST_WITH_CUDA
+  if (driver) {
+    const int devices = cuda::cuda_runtime_device_count();
+    if (devices > 0) return open_cuda(o);
+    if (o.backend == "cuda")
+      throw Error(devices < 0 ? ExitCode::driver_missing : ExitCode::not_found,
+                  devices < 0 ? "the NVIDIA driver does not work with this CUDA runtime"
+                              : "the NVIDIA driver found no CUDA device",
                   "check nvidia-smi and CUDA_VISIBLE_DEVICES, or use --backend sim");
-    throw Error(ExitCode::not_supported, "this build of latest has no CUDA backend yet",
-                "use --backend sim; the CUDA backend is planned work");
   }
-  if (devices > 0)
-    throw Error(ExitCode::not_supported, "a CUDA device is present, but this build of latest has no CUDA backend yet",
-                "use --backend sim to run on the simulated GPU");
+#else
+  if (o.backend == "cuda" || driver)
+    throw Error(ExitCode::not_supported, "this build of latest has no CUDA backend (nvcc was not found when it was built)",
+                "rebuild on a machine with the CUDA toolkit, or use --backend sim");
+#endif
   Backends b = open_sim(o);
   b.notice = fmt::format("latest: no CUDA device ({}); using the simulated GPU (profile {}, seed {})",
-                         devices < 0 ? "no driver" : "driver found no device", o.sim_profile, o.seed);
+                         driver ? "driver found no device" : "no driver", o.sim_profile, o.seed);
   return b;
 }
 

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli/device_commands.hpp"
 #include "cli/measure_command.hpp"
 #include "core/error.hpp"
 
@@ -18,9 +19,13 @@ constexpr const char* kDescription =
     "Examples:\n"
     "  latest --freq 600,900,1200,1500 --device 0 --rse 0.03   measure all 12 pairs\n"
     "  latest --freq 1980,990 --plan                          show the plan and GPU time, change nothing\n"
-    "  latest --backend sim --sim-profile a100 --freq 1410,705 --output a100-run\n\n"
+    "  latest --backend sim --sim-profile a100 --freq 1410,705 --output a100-run\n"
+    "  latest info                                            the GPU, its clocks and timer; changes nothing\n"
+    "  latest selftest                                        emulated switching: measure a known latency\n"
+    "  latest reset                                           restore clocks after a killed run\n\n"
     "Exit codes: 0 ok, 1 internal error, 2 bad argument, 3 not supported, 4 no permission,\n"
-    "6 device not found, 9 driver or NVML missing, 15 GPU lost, 130 interrupted (clocks restored).";
+    "6 device not found, 9 driver or NVML missing, 15 GPU lost, 19 GPU in use by another run or\n"
+    "process, 130 interrupted (clocks restored).";
 
 }  // namespace
 
@@ -32,6 +37,13 @@ int main(int argc, char** argv) {
   app.footer("Results: one CSV per pair (<init>_<target>_<host>_<gpu>.csv) and manifest.json in --output.");
   latest::cli::MeasureOptions measure;
   latest::cli::add_measure_options(app, measure);
+  latest::cli::ResetOptions reset;
+  latest::cli::add_reset_command(app, reset);
+  latest::cli::InfoOptions info;
+  latest::cli::add_info_command(app, info);
+  latest::cli::SelftestOptions selftest;
+  latest::cli::add_selftest_command(app, selftest);
+  app.require_subcommand(0, 1);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -43,6 +55,9 @@ int main(int argc, char** argv) {
     return static_cast<int>(ExitCode::usage);
   }
   try {
+    if (app.got_subcommand("reset")) return latest::cli::run_reset(reset);
+    if (app.got_subcommand("info")) return latest::cli::run_info(info);
+    if (app.got_subcommand("selftest")) return latest::cli::run_selftest(selftest);
     return latest::cli::run_measure(measure);
   } catch (const Error& e) {
     fmt::print(stderr, "latest: error: {}\n", e.what());

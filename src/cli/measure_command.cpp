@@ -10,45 +10,13 @@
 #include <fmt/format.h>
 
 #include "cli/arguments.hpp"
-#include "cli/signals.hpp"
+#include "cli/run_session.hpp"
 #include "core/error.hpp"
 #include "results/atomic_file.hpp"
 #include "results/result_store.hpp"
 
 namespace latest::cli {
 namespace {
-
-std::string duration_text(double seconds) {
-  const auto s = static_cast<long>(std::lround(seconds));
-  return s >= 3600 ? fmt::format("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60) : fmt::format("{}:{:02}", s / 60, s % 60);
-}
-
-// Progress on stderr while it is a terminal; the result store otherwise.
-class ProgressObserver final : public RunObserver {
- public:
-  ProgressObserver(ResultStore& store, bool terminal) : store_(store), terminal_(terminal) {}
-  void planned(const RunState& s) override { store_.planned(s); }
-  void pair_finished(const PairResult& r, const RunState& s) override {
-    store_.pair_finished(r, s);
-    results_.push_back(r);
-  }
-  void progress(const Progress& p) override {
-    if (!terminal_) return;
-    fmt::print(stderr, "\r\033[Kpair {}/{}  {} -> {} MHz  n={}  RSE {:.1f}%  ETA {}", p.pair_number, p.pair_count,
-               p.pair.init, p.pair.target, p.measurements, std::isfinite(p.rse) ? p.rse * 100 : 0.0,
-               duration_text(p.eta_s));
-    std::fflush(stderr);
-  }
-  void clear_line() const {
-    if (terminal_) fmt::print(stderr, "\r\033[K");
-  }
-  const std::vector<PairResult>& results() const { return results_; }
-
- private:
-  ResultStore& store_;
-  bool terminal_;
-  std::vector<PairResult> results_;
-};
 
 void validate(const MeasureOptions& o) {
   if (!(o.rse > 0 && o.rse < 1))
@@ -64,6 +32,9 @@ void validate(const MeasureOptions& o) {
     throw Error(ExitCode::usage, "--max-band-overlap must lie in [0, 1]");
   if (o.iteration_fmas && *o.iteration_fmas < 1) throw Error(ExitCode::usage, "--iteration-fmas must be positive");
   if (o.max_records < 4096) throw Error(ExitCode::usage, "--max-records must be at least 4096");
+  if (o.backend.clock_api != "locked" && o.backend.clock_api != "application")
+    throw Error(ExitCode::usage, fmt::format("unknown --clock-api '{}'", o.backend.clock_api), "use locked or application");
+  if (o.backend.warps < 1 || o.backend.warps > 32) throw Error(ExitCode::usage, "--warps must lie in 1..32");
   for (auto v : {o.capture_ms, o.wakeup_ms})
     if (v && !(*v > 0)) throw Error(ExitCode::usage, "--capture-ms and --wakeup-ms must be positive");
   if (!(o.max_capture_ms > 0)) throw Error(ExitCode::usage, "--max-capture-ms must be positive");
@@ -126,7 +97,12 @@ nlohmann::json settings_json(const EngineSettings& s, const MeasureOptions& o) {
           {"sim_profile", o.backend.sim_profile},
           {"seed", o.backend.seed},
           {"sim_thermal_at_s", o.backend.sim_thermal_at_s},
-          {"sim_power_cap_mhz", opt(o.backend.sim_power_cap_mhz)}};
+          {"sim_power_cap_mhz", opt(o.backend.sim_power_cap_mhz)},
+          {"clock_control", o.backend.clock_control},
+          {"clock_api", o.backend.clock_api},
+          {"read_only", o.backend.read_only},
+          {"allow_busy_gpu", o.backend.allow_busy},
+          {"warps", o.backend.warps}};
 }
 
 void print_plan(const EngineSettings& s, const DeviceIdentity& id) {
@@ -178,6 +154,18 @@ void print_summary(const std::vector<PairResult>& results, const std::string& di
 
 }  // namespace
 
+void add_device_options(CLI::App& app, BackendOptions& o) {
+  app.add_option("--clock-control", o.clock_control,
+                 "who changes clocks: auto (the backend's own), sim, or nvml (real NVML with any workload)")
+      ->capture_default_str();
+  app.add_flag("--read-only", o.read_only,
+               "never change a clock (also LATEST_READ_ONLY=1): any step that would fails with exit 4");
+  app.add_option("--clock-api", o.clock_api, "locked (nvmlDeviceSetGpuLockedClocks) or application clocks")
+      ->capture_default_str();
+  app.add_flag("--allow-busy-gpu", o.allow_busy, "measure even while other processes use the GPU");
+  app.add_option("--warps", o.warps, "warps per SM in the workload (one thread records)")->capture_default_str();
+}
+
 void add_measure_options(CLI::App& app, MeasureOptions& o) {
   app.add_option("-f,--freq", o.freq, "SM clocks to measure between, in MHz, comma-separated (e.g. 600,900,1200)");
   app.add_option("-d,--device", o.backend.device, "GPU: index, UUID or PCI bus id")->capture_default_str();
@@ -212,6 +200,7 @@ void add_measure_options(CLI::App& app, MeasureOptions& o) {
   expert->add_option("--sim-thermal-at", o.backend.sim_thermal_at_s, "simulator: thermal events at these seconds")
       ->delimiter(',');
   expert->add_option("--sim-power-cap", o.backend.sim_power_cap_mhz, "simulator: clocks above this MHz cannot be held");
+  add_device_options(app, o.backend);
 }
 
 int run_measure(const MeasureOptions& o) {
@@ -238,40 +227,8 @@ int run_measure(const MeasureOptions& o) {
   }
 
   nlohmann::json settings_doc = settings_json(settings, o);
-  nlohmann::json run_key = settings_doc;
-  run_key["device_uuid"] = id.uuid;
-  run_key.erase("save_traces");
-  ResultStore store(o.output, run_key, settings_doc);
-  const auto done = store.resume();
-  if (!done.empty()) fmt::print(stderr, "latest: resuming {}: {} pairs already done\n", o.output, done.size());
-  ProgressObserver observer(store, isatty(STDERR_FILENO) != 0);
-  install_stop_handlers();
-  // Whatever happens below, the card gets its prior clocks back.
-  struct RestoreOnExit {
-    ClockControl& clocks;
-    ~RestoreOnExit() {
-      try {
-        clocks.restore();
-      } catch (const std::exception& e) {
-        fmt::print(stderr, "latest: restoring the clocks failed: {} (run `latest reset`)\n", e.what());
-      }
-    }
-  } restore{*backends.clocks};
-  try {
-    Engine engine(*backends.workload, *backends.clocks, settings, observer, stop_requested);
-    engine.run(done);
-  } catch (const Error& e) {
-    observer.clear_line();
-    store.finish(e.code() == ExitCode::interrupted ? "interrupted" : "failed", e.what());
-    throw;
-  } catch (const std::exception& e) {
-    observer.clear_line();
-    store.finish("failed", e.what());
-    throw;
-  }
-  observer.clear_line();
-  store.finish("complete");
-  print_summary(observer.results(), o.output);
+  const SessionResult session = run_session(backends, settings, settings_doc, o.output);
+  print_summary(session.results, o.output);
   return 0;
 }
 

@@ -29,6 +29,9 @@ struct MeasureOptions {
   BackendOptions backend;
 };
 
+// The options that pick and guard the device, shared by the commands.
+void add_device_options(CLI::App& app, BackendOptions& options);
+
 // Adds the measurement options to `app` (the top-level command).
 void add_measure_options(CLI::App& app, MeasureOptions& options);
 int run_measure(const MeasureOptions& options);

@@ -15,6 +15,7 @@ enum class ExitCode : int {
   not_found = 6,
   driver_missing = 9,
   gpu_lost = 15,
+  in_use = 19,  // another run or process holds the GPU (NVML_ERROR_IN_USE)
   interrupted = 130,
 };
 

@@ -54,6 +54,7 @@ struct WindowRecords {
 struct SwitchTruth {
   double switching_ms = 0;   // arrival - request
   double transition_ms = 0;  // arrival - departure
+  std::optional<double> delivery_us;  // emulated switching: GPU saw the flip - host wrote it
 };
 
 struct DeviceIdentity {

@@ -1,0 +1,276 @@
+#include "backends/cuda/cuda_workload.hpp"
+
+#include <cuda_runtime.h>
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "backends/cuda/kernels.hpp"
+#include "core/error.hpp"
+
+namespace latest::cuda {
+
+int cuda_index_for_bus_id(const std::string& bus_id) {
+  int index = -1;
+  if (cudaDeviceGetByPCIBusId(&index, bus_id.c_str()) != cudaSuccess || index < 0)
+    throw Error(ExitCode::not_found, fmt::format("CUDA does not see the GPU at {}", bus_id),
+                "check CUDA_VISIBLE_DEVICES; `latest info` lists the GPUs");
+  return index;
+}
+
+std::string bus_id_of(int cuda_index) {
+  char bus[32] = {};
+  if (cudaDeviceGetPCIBusId(bus, sizeof bus, cuda_index) != cudaSuccess)
+    throw Error(ExitCode::not_found, fmt::format("CUDA device {} not found", cuda_index));
+  return bus;
+}
+
+int cuda_runtime_device_count() {
+  int n = 0;
+  const cudaError_t rc = cudaGetDeviceCount(&n);
+  if (rc == cudaErrorInsufficientDriver || rc == cudaErrorNoDevice) return rc == cudaErrorNoDevice ? 0 : -1;
+  return rc == cudaSuccess ? n : -1;
+}
+
+Nanos MonotonicRawTime::now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+  return static_cast<Nanos>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+void MonotonicRawTime::sleep_until(Nanos host_ns) {
+  // Sleep coarsely, then spin the last 200 us on the raw clock: NTP never
+  // steps or slews it, and the request time must be exact.
+  for (;;) {
+    const Nanos left = host_ns - now_ns();
+    if (left <= 0) return;
+    if (left > 300'000) {
+      timespec ts{0, static_cast<long>(std::min<Nanos>(left - 200'000, 100'000'000))};
+      nanosleep(&ts, nullptr);
+    }
+  }
+}
+
+void CudaWorkload::check(int rc, const char* what) const {
+  if (rc == cudaSuccess) return;
+  const auto err = static_cast<cudaError_t>(rc);
+  ExitCode code = ExitCode::internal;
+  if (err == cudaErrorNoDevice || err == cudaErrorInvalidDevice) code = ExitCode::not_found;
+  if (err == cudaErrorInsufficientDriver || err == cudaErrorNoKernelImageForDevice) code = ExitCode::driver_missing;
+  if (err == cudaErrorDevicesUnavailable) code = ExitCode::in_use;
+  throw Error(code, fmt::format("CUDA: {} failed: {}", what, cudaGetErrorString(err)));
+}
+
+CudaWorkload::CudaWorkload(const CudaOptions& options) : options_(options), rng_(options.emulation ? options.emulation->seed : 1) {
+  // Pin the measuring thread: the request time and the sync must not move cores.
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(sched_getcpu() >= 0 ? sched_getcpu() : 0, &set);
+  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+
+  check(cudaSetDevice(options_.cuda_index), "selecting the device");
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, options_.cuda_index), "reading the device properties");
+  name_ = prop.name;
+  char bus[32] = {};
+  check(cudaDeviceGetPCIBusId(bus, sizeof bus, options_.cuda_index), "reading the PCI bus id");
+  pci_bus_id_ = bus;
+  cudaStream_t stream;
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "creating a stream");
+  stream_ = stream;
+  // More than half the SM's shared memory: a second block cannot fit.
+  shared_bytes_ = static_cast<int>(prop.sharedMemPerMultiprocessor / 2 + 1024);
+  shared_bytes_ = std::min<int>(shared_bytes_, static_cast<int>(prop.sharedMemPerBlockOptin));
+  check(window_kernel_allow_shared(shared_bytes_), "raising the shared-memory limit");
+
+  info_.backend = options_.emulation ? "cuda-emulated" : "cuda";
+  info_.sm_count = prop.multiProcessorCount;
+  info_.reference_mhz = options_.emulation ? options_.emulation->card_mhz : 0;
+  check(cudaMalloc(&d_anchors_, sizeof(unsigned long long) * info_.sm_count), "allocating");
+  check(cudaMalloc(&d_smids_, sizeof(int) * info_.sm_count), "allocating");
+  check(cudaMalloc(&d_flag_, sizeof(unsigned)), "allocating");
+  check(cudaMalloc(&d_flip_seen_, sizeof(unsigned long long)), "allocating");
+  void* words = nullptr;
+  // With unified addressing (every 64-bit Linux) a mapped host pointer is also the device pointer.
+  check(cudaHostAlloc(&words, 64, cudaHostAllocMapped), "allocating mapped memory");
+  auto* base = static_cast<unsigned char*>(words);
+  h_ping_ = reinterpret_cast<volatile unsigned*>(base);
+  h_pong_ = reinterpret_cast<volatile unsigned*>(base + 4);
+  h_flag_ = reinterpret_cast<volatile unsigned*>(base + 8);
+  h_stamp_ = reinterpret_cast<volatile unsigned long long*>(base + 16);
+  *h_ping_ = 0;
+  *h_pong_ = 0;
+  *h_flag_ = 0;
+  info_.timer_tick_ns = measure_timer_tick_ns();
+  emulated_clock_ = info_.reference_mhz;
+}
+
+CudaWorkload::~CudaWorkload() {
+  join_flipper();
+  if (stream_) cudaStreamSynchronize(static_cast<cudaStream_t>(stream_));
+  cudaFree(d_anchors_);
+  cudaFree(d_durations_);
+  cudaFree(d_smids_);
+  cudaFree(d_flag_);
+  cudaFree(d_flip_seen_);
+  if (h_ping_) cudaFreeHost(const_cast<unsigned*>(h_ping_));
+  if (stream_) cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
+}
+
+double CudaWorkload::measure_timer_tick_ns() {
+  unsigned long long* d = nullptr;
+  check(cudaMalloc(&d, sizeof *d), "allocating");
+  check(launch_tick_probe(d, 100000, stream_), "launching the tick probe");
+  unsigned long long tick = 0;
+  check(cudaMemcpyAsync(&tick, d, sizeof tick, cudaMemcpyDeviceToHost, static_cast<cudaStream_t>(stream_)), "copying");
+  check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream_)), "probing the timer");
+  cudaFree(d);
+  return static_cast<double>(tick);
+}
+
+TimerSync CudaWorkload::synchronize() {
+  const int rounds = options_.sync_rounds;
+  *h_ping_ = 0;
+  *h_pong_ = 0;
+  check(launch_sync(h_ping_, h_stamp_, h_pong_, rounds, stream_), "launching the timer sync");
+  TimerSync best;
+  best.round_trip_ns = 1e18;
+  for (int k = 1; k <= rounds; ++k) {
+    const Nanos h1 = time_.now_ns();
+    *h_ping_ = static_cast<unsigned>(k);
+    while (*h_pong_ != static_cast<unsigned>(k)) {
+    }
+    const Nanos h2 = time_.now_ns();
+    const auto g = static_cast<Nanos>(*h_stamp_);
+    if (static_cast<double>(h2 - h1) < best.round_trip_ns) {
+      best.round_trip_ns = static_cast<double>(h2 - h1);
+      best.offset_ns = g - (h1 + h2) / 2;
+      best.host_ns = (h1 + h2) / 2;
+    }
+  }
+  check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream_)), "finishing the timer sync");
+  best.uncertainty_ns = best.round_trip_ns / 2;
+  last_sync_ = best;
+  return best;
+}
+
+int CudaWorkload::fmas_for(std::int64_t fmas, Mhz clock) const {
+  // Emulation: at the card's real clock, an iteration stretched by
+  // card/clock lasts what `fmas` would last at `clock`. Kept a multiple of 8.
+  double f = static_cast<double>(fmas);
+  if (options_.emulation && clock > 0) f *= static_cast<double>(options_.emulation->card_mhz) / clock;
+  return std::max(8, static_cast<int>(std::lround(f / 8)) * 8);
+}
+
+Nanos CudaWorkload::launch(const WindowSpec& spec) {
+  const auto sms = static_cast<std::size_t>(info_.sm_count);
+  const auto need = sms * static_cast<std::size_t>(std::max<std::int64_t>(spec.iterations, 1));
+  if (need > durations_capacity_) {
+    cudaFree(d_durations_);
+    d_durations_ = nullptr;
+    check(cudaMalloc(&d_durations_, need * sizeof(std::uint32_t)), "allocating the window's records");
+    durations_capacity_ = need;
+  }
+  WindowKernelArgs a;
+  a.anchors = d_anchors_;
+  a.durations = d_durations_;
+  a.smids = d_smids_;
+  a.warmup = spec.warmup_iterations;
+  a.iterations = spec.iterations;
+  a.fmas = fmas_for(spec.iteration_fmas, emulated_clock_);
+  if (options_.emulation) {
+    a.emulate = 1;
+    *h_flag_ = 0;
+    check(cudaMemsetAsync(d_flag_, 0, sizeof(unsigned), static_cast<cudaStream_t>(stream_)), "clearing the flag");
+    check(cudaMemsetAsync(d_flip_seen_, 0, sizeof(unsigned long long), static_cast<cudaStream_t>(stream_)),
+          "clearing the flip stamp");
+    a.host_flag = h_flag_;
+    a.device_flag = d_flag_;
+    a.flip_seen_ns = d_flip_seen_;
+  }
+  pending_ = spec;
+  pending_target_ = 0;
+  const Nanos launched = time_.now_ns();
+  check(launch_window(a, info_.sm_count, options_.warps, shared_bytes_, stream_), "launching the window");
+  return launched;
+}
+
+void CudaWorkload::join_flipper() {
+  if (flipper_.joinable()) flipper_.join();
+}
+
+void CudaWorkload::clock_requested(Nanos host_ns, Mhz target) {
+  if (!options_.emulation) return;
+  if (!pending_ || pending_->iterations == 0) {
+    emulated_clock_ = target;  // between windows the emulated clock changes at once
+    return;
+  }
+  std::uniform_real_distribution<double> dist(options_.emulation->min_latency_ms, options_.emulation->max_latency_ms);
+  const double latency_ms = dist(rng_);
+  join_flipper();
+  requested_at_ = host_ns;
+  pending_target_ = target;
+  flipped_at_ = 0;
+  const Nanos when = host_ns + static_cast<Nanos>(latency_ms * 1e6);
+  const auto fmas = static_cast<unsigned>(fmas_for(pending_->iteration_fmas, target));
+  flipper_ = std::thread([this, when, fmas] {
+    MonotonicRawTime clock;
+    clock.sleep_until(when);
+    *h_flag_ = fmas;
+    flipped_at_ = clock.now_ns();
+  });
+}
+
+WindowRecords CudaWorkload::collect() {
+  if (!pending_) throw Error(ExitCode::internal, "collect without launch");
+  const WindowSpec spec = *pending_;
+  pending_.reset();
+  check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream_)), "running the window");
+  join_flipper();
+  WindowRecords out;
+  if (spec.iterations == 0) return out;
+  const auto sms = static_cast<std::size_t>(info_.sm_count);
+  std::vector<unsigned long long> anchors(sms);
+  std::vector<int> smids(sms);
+  std::vector<std::uint32_t> durations(sms * static_cast<std::size_t>(spec.iterations));
+  check(cudaMemcpy(anchors.data(), d_anchors_, sms * sizeof(unsigned long long), cudaMemcpyDeviceToHost), "copying");
+  check(cudaMemcpy(smids.data(), d_smids_, sms * sizeof(int), cudaMemcpyDeviceToHost), "copying");
+  check(cudaMemcpy(durations.data(), d_durations_, durations.size() * sizeof(std::uint32_t), cudaMemcpyDeviceToHost),
+        "copying the records");
+  // Exactly one recording block per SM, or the per-SM statistics mean nothing.
+  std::set<int> seen(smids.begin(), smids.end());
+  if (seen.size() != sms || *seen.begin() < 0 || *seen.rbegin() >= info_.sm_count)
+    throw Error(ExitCode::not_supported,
+                fmt::format("could not place one recording block on each of the {} SMs ({} distinct SMs seen)", sms,
+                            seen.size()),
+                "another process may be using the GPU; run latest alone on it");
+  out.sms.resize(sms);
+  for (std::size_t b = 0; b < sms; ++b) {
+    SmRecords& r = out.sms[static_cast<std::size_t>(smids[b])];
+    r.sm = smids[b];
+    r.first_start_ns = static_cast<Nanos>(anchors[b]);
+    r.duration_ns.assign(durations.begin() + static_cast<std::ptrdiff_t>(b * spec.iterations),
+                         durations.begin() + static_cast<std::ptrdiff_t>((b + 1) * spec.iterations));
+  }
+  out.bytes = static_cast<std::int64_t>(anchors.size() * 8 + smids.size() * 4 + durations.size() * 4);
+  if (options_.emulation && pending_target_) {
+    const Nanos flipped = flipped_at_;
+    if (flipped > 0) {
+      truth_ = SwitchTruth{static_cast<double>(flipped - requested_at_) / 1e6, 0.0, std::nullopt};
+      unsigned long long seen_ns = 0;
+      check(cudaMemcpy(&seen_ns, d_flip_seen_, sizeof seen_ns, cudaMemcpyDeviceToHost), "copying");
+      if (last_sync_ && seen_ns > 0)
+        truth_->delivery_us = static_cast<double>(static_cast<Nanos>(seen_ns) - last_sync_->to_gpu(flipped)) / 1e3;
+    }
+    emulated_clock_ = pending_target_;
+  }
+  return out;
+}
+
+}  // namespace latest::cuda

@@ -1,0 +1,121 @@
+#include "backends/cuda/kernels.hpp"
+
+#include <cuda_runtime.h>
+
+namespace latest::cuda {
+namespace {
+
+__device__ __forceinline__ unsigned long long global_timer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__device__ __forceinline__ int sm_id() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
+  return static_cast<int>(r);
+}
+
+// A dependent chain: each FMA needs the previous result, so an iteration is
+// a fixed number of cycles. Unrolled by 8 inside a run-time loop (SPEC §4).
+__device__ __forceinline__ float fma_chain(float x, int fmas) {
+  for (int i = 0; i < fmas; i += 8) {
+#pragma unroll
+    for (int k = 0; k < 8; ++k) x = fmaf(x, 0.999999f, 1e-7f);
+  }
+  return x;
+}
+
+__global__ void window_kernel(WindowKernelArgs a) {
+  extern __shared__ unsigned char occupy[];  // only there to keep other blocks off this SM
+  __shared__ volatile int done;
+  const bool emulating = a.emulate != 0;
+  if (threadIdx.x == 0) {
+    done = 0;
+    a.smids[blockIdx.x] = sm_id();
+    occupy[0] = 0;
+  }
+  __syncthreads();
+  // Emulated switching: one thread of block 0 polls the host word over PCIe
+  // and broadcasts through device memory, so the other SMs never queue on
+  // PCIe reads (SPEC §4).
+  if (emulating && blockIdx.x == 0 && threadIdx.x == 32) {
+    while (!done) {
+      const unsigned fmas = *a.host_flag;
+      if (fmas) {
+        atomicExch(a.device_flag, fmas);
+        __threadfence();
+        *a.flip_seen_ns = global_timer();
+        break;
+      }
+    }
+    return;
+  }
+  const bool recorder = threadIdx.x == 0;
+  volatile unsigned* flag = a.device_flag;
+  // After the flip the broadcast word holds the target's iteration length.
+  const auto fmas_now = [&] {
+    const unsigned f = emulating ? *flag : 0u;
+    return f ? static_cast<int>(f) : a.fmas;
+  };
+  float x = 1.0f + threadIdx.x;
+  for (long long i = 0; i < a.warmup; ++i) x = fma_chain(x, fmas_now());
+  unsigned long long prev = global_timer();
+  if (recorder) a.anchors[blockIdx.x] = prev;
+  std::uint32_t* out = a.durations + blockIdx.x * a.iterations;
+  for (long long i = 0; i < a.iterations; ++i) {
+    x = fma_chain(x, fmas_now());
+    const unsigned long long now = global_timer();
+    if (recorder) out[i] = static_cast<std::uint32_t>(now - prev);
+    prev = now;
+  }
+  if (x == 12345.678f) a.smids[blockIdx.x] = -1;  // keeps the chain alive
+  if (recorder && blockIdx.x == 0) done = 1;
+}
+
+__global__ void sync_kernel(volatile unsigned* ping, volatile unsigned long long* stamp, volatile unsigned* pong,
+                            int rounds) {
+  for (int k = 1; k <= rounds; ++k) {
+    while (*ping != static_cast<unsigned>(k)) {
+    }
+    *stamp = global_timer();
+    __threadfence_system();
+    *pong = static_cast<unsigned>(k);
+    __threadfence_system();
+  }
+}
+
+__global__ void tick_kernel(unsigned long long* out, int reads) {
+  unsigned long long best = ~0ull, prev = global_timer();
+  for (int i = 0; i < reads; ++i) {
+    const unsigned long long now = global_timer();
+    if (now != prev && now - prev < best) best = now - prev;
+    prev = now;
+  }
+  *out = best;
+}
+
+}  // namespace
+
+int window_kernel_allow_shared(int shared_bytes) {
+  return cudaFuncSetAttribute(window_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes);
+}
+
+int launch_window(const WindowKernelArgs& args, int blocks, int warps, int shared_bytes, void* stream) {
+  window_kernel<<<blocks, warps * 32, shared_bytes, static_cast<cudaStream_t>(stream)>>>(args);
+  return cudaGetLastError();
+}
+
+int launch_sync(volatile unsigned* ping, volatile unsigned long long* stamp, volatile unsigned* pong, int rounds,
+                void* stream) {
+  sync_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(ping, stamp, pong, rounds);
+  return cudaGetLastError();
+}
+
+int launch_tick_probe(unsigned long long* out_min_step, int reads, void* stream) {
+  tick_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(out_min_step, reads);
+  return cudaGetLastError();
+}
+
+}  // namespace latest::cuda

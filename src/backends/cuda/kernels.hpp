@@ -1,0 +1,37 @@
+#pragma once
+// Host-callable wrappers around the device code in kernels.cu. The device
+// side is kept thin: it only runs FMA chains and reads timers; everything
+// else is host C++.
+#include <cstdint>
+
+namespace latest::cuda {
+
+struct WindowKernelArgs {
+  unsigned long long* anchors = nullptr;  // per block: %globaltimer before iteration 0
+  std::uint32_t* durations = nullptr;     // [block][iterations]
+  int* smids = nullptr;                   // per block
+  long long warmup = 0;
+  long long iterations = 0;
+  int fmas = 0;        // FMAs per iteration
+  int emulate = 0;     // emulated switching on
+  // Mapped pinned word the host flips: 0 until the emulated switch, then the
+  // FMAs per iteration the target clock calls for.
+  volatile unsigned* host_flag = nullptr;
+  unsigned* device_flag = nullptr;          // device word block 0 broadcasts through
+  unsigned long long* flip_seen_ns = nullptr;  // device: when block 0 saw the host flip
+};
+
+// One block per SM (dynamic shared memory keeps a second out), `warps` warps
+// each; thread 0 records. Asynchronous on `stream`.
+int launch_window(const WindowKernelArgs& args, int blocks, int warps, int shared_bytes, void* stream);
+int window_kernel_allow_shared(int shared_bytes);
+
+// Ping-pong for timer synchronisation: answers `rounds` pings through
+// mapped memory with a %globaltimer stamp.
+int launch_sync(volatile unsigned* ping, volatile unsigned long long* stamp, volatile unsigned* pong, int rounds,
+                void* stream);
+
+// Smallest non-zero step of %globaltimer seen by one thread in `reads` reads.
+int launch_tick_probe(unsigned long long* out_min_step, int reads, void* stream);
+
+}  // namespace latest::cuda

@@ -1,0 +1,289 @@
+#include "cli/device_commands.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "backends/nvml/nvml_clock_control.hpp"
+#include "cli/arguments.hpp"
+#include "cli/measure_command.hpp"
+#include "cli/run_session.hpp"
+#include "core/calibration.hpp"
+#include "core/error.hpp"
+#include "results/atomic_file.hpp"
+#include "results/result_store.hpp"
+
+namespace latest::cli {
+using nlohmann::json;
+
+void add_reset_command(CLI::App& app, ResetOptions& o) {
+  auto* cmd = app.add_subcommand("reset", "put back the clocks a crashed or killed run left changed (from its state file), "
+                                          "or reset them to the driver defaults");
+  cmd->add_option("-d,--device", o.device, "GPU: NVML index, UUID or PCI bus id")->capture_default_str();
+}
+
+int run_reset(const ResetOptions& o) {
+  BackendOptions b;
+  b.device = o.device;
+  auto clocks = open_nvml_clocks(b);
+  auto& nvml_clocks = dynamic_cast<nvml::NvmlClockControl&>(*clocks);
+  const bool had_state = std::filesystem::exists(nvml_clocks.state_file());
+  const std::string done = nvml_clocks.reset_from_state_file();
+  fmt::print("GPU {} ({}): {}{}\n", nvml_clocks.identity().index, nvml_clocks.identity().uuid, done,
+             had_state ? " (from the state file of an unfinished run)" : " (no state file: driver defaults)");
+  return 0;
+}
+
+void add_info_command(CLI::App& app, InfoOptions& o) {
+  auto* cmd = app.add_subcommand("info", "show the GPU, its clocks, who may change them, the timer and a short "
+                                         "calibration at its current clock; changes nothing");
+  cmd->add_option("-d,--device", o.backend.device, "GPU: index, UUID or PCI bus id")->capture_default_str();
+  cmd->add_option("--backend", o.backend.backend, "auto, cuda or sim")->capture_default_str();
+  cmd->add_option("--sim-profile", o.backend.sim_profile, "simulated card")->capture_default_str();
+  cmd->add_option("--iterations", o.iterations, "iterations per SM in the calibration")->capture_default_str();
+  cmd->add_option("--iteration-fmas", o.fmas, "FMAs per iteration in the calibration")->capture_default_str();
+  cmd->add_option("--warps", o.backend.warps, "warps per SM")->capture_default_str();
+  cmd->add_option("--json", o.json, "also write everything, per-SM statistics included, to this file");
+}
+
+namespace {
+
+std::string clock_table_text(const std::vector<Mhz>& clocks) {
+  if (clocks.empty()) return "none";
+  std::map<int, int> steps;
+  for (std::size_t i = 1; i < clocks.size(); ++i) ++steps[clocks[i] - clocks[i - 1]];
+  int step = 0, most = 0;
+  for (auto [s, n] : steps)
+    if (n > most) step = s, most = n;
+  return fmt::format("{} clocks, {}–{} MHz, mostly {} MHz apart", clocks.size(), clocks.front(), clocks.back(), step);
+}
+
+}  // namespace
+
+int run_info(const InfoOptions& o) {
+  BackendOptions b = o.backend;
+  b.read_only = true;  // info never changes anything
+  Backends backends = open_backends(b);
+  if (!backends.notice.empty()) fmt::print(stderr, "{}\n", backends.notice);
+  Workload& w = *backends.workload;
+  ClockControl& c = *backends.clocks;
+  json doc;
+  const DeviceIdentity id = c.identity();
+  const WorkloadInfo wi = w.info();
+  fmt::print("device {}: {}\n  UUID {}\n  PCI bus id {}\n  SMs {}, backend {}\n", id.index, id.name, id.uuid,
+             id.pci_bus_id, wi.sm_count, wi.backend);
+  doc["device"] = {{"index", id.index}, {"name", id.name}, {"uuid", id.uuid}, {"pci_bus_id", id.pci_bus_id},
+                   {"sm_count", wi.sm_count}, {"backend", wi.backend}};
+  const auto clocks = c.supported_clocks();
+  fmt::print("supported SM clocks: {}\n", clock_table_text(clocks));
+  doc["supported_clocks_mhz"] = clocks;
+  const Telemetry t = c.telemetry();
+  fmt::print("clock-event reasons 0x{:x}{}{}; temperature {}; power {}; memory clock {}\n", t.throttle.raw_reasons,
+             t.throttle.thermal ? " (thermal)" : "", t.throttle.power ? " (power)" : "",
+             t.temperature_c ? fmt::format("{:.0f} C", *t.temperature_c) : "unknown",
+             t.power_w ? fmt::format("{:.0f} W", *t.power_w) : "unknown",
+             t.memory_mhz ? fmt::format("{} MHz", *t.memory_mhz) : "unknown");
+  doc["telemetry"] = {{"reasons", t.throttle.raw_reasons}, {"temperature_c", t.temperature_c.value_or(NAN)},
+                      {"power_w", t.power_w.value_or(NAN)}};
+  if (auto* n = dynamic_cast<nvml::NvmlClockControl*>(&c)) {
+    auto& lib = n->library();
+    unsigned sm = 0, app = 0, restricted = 1;
+    lib.nvmlDeviceGetClockInfo(n->device(), nvml::NVML_CLOCK_SM, &sm);
+    lib.nvmlDeviceGetApplicationsClock(n->device(), nvml::NVML_CLOCK_GRAPHICS, &app);
+    const bool restriction_known =
+        lib.nvmlDeviceGetAPIRestriction(n->device(), nvml::NVML_RESTRICTED_API_SET_APPLICATION_CLOCKS, &restricted) == 0;
+    const auto pids = n->other_processes();
+    char driver[96] = {};
+    lib.nvmlSystemGetDriverVersion(driver, sizeof driver);
+    fmt::print("current SM clock {} MHz; application clock {} MHz; driver {}\n", sm, app, driver);
+    fmt::print("other processes on the GPU: {}\n", pids.empty() ? std::string("none") : fmt::format("{}", fmt::join(pids, ", ")));
+    const bool root = geteuid() == 0;
+    fmt::print("may this user set clocks? best guess, nothing was tried: locked clocks {}; application clocks {}\n",
+               root ? "likely (root)" : "unlikely (needs root)",
+               root ? "likely (root)"
+                    : !restriction_known ? "unknown"
+                    : restricted ? "unlikely (restricted to root)" : "likely (unrestricted)");
+    doc["nvml"] = {{"sm_clock_mhz", sm}, {"application_clock_mhz", app}, {"driver", driver},
+                   {"other_processes", pids}, {"root", root}, {"app_clocks_restricted", restriction_known ? json(restricted != 0) : json(nullptr)}};
+  }
+  fmt::print("timer tick {:.0f} ns\n", wi.timer_tick_ns);
+  doc["timer_tick_ns"] = wi.timer_tick_ns;
+
+  // Sync: a few rounds, then the drift over one second.
+  std::vector<TimerSync> syncs;
+  for (int i = 0; i < 5; ++i) syncs.push_back(w.synchronize());
+  w.time().sleep_until(w.time().now_ns() + 1'000'000'000);
+  syncs.push_back(w.synchronize());
+  double best_rtt = 1e18, worst_rtt = 0;
+  for (const auto& s : syncs) {
+    best_rtt = std::min(best_rtt, s.round_trip_ns);
+    worst_rtt = std::max(worst_rtt, s.round_trip_ns);
+  }
+  const TimerSync& a = syncs[4];
+  const TimerSync& z = syncs.back();
+  const double drift_ppm = static_cast<double>(z.offset_ns - a.offset_ns) / static_cast<double>(z.host_ns - a.host_ns) * 1e6;
+  fmt::print("timer sync: best round trip {:.2f} us (worst of 6: {:.2f} us), uncertainty ±{:.2f} us, offset {} ns, "
+             "offset change over {:.2f} s: {} ns ({:.3f} ppm, within the two uncertainties)\n",
+             best_rtt / 1e3, worst_rtt / 1e3, best_rtt / 2e3, z.offset_ns,
+             static_cast<double>(z.host_ns - a.host_ns) / 1e9, z.offset_ns - a.offset_ns, drift_ppm);
+  json sync_rows = json::array();
+  for (const auto& s : syncs)
+    sync_rows.push_back({{"host_ns", s.host_ns}, {"offset_ns", s.offset_ns}, {"round_trip_ns", s.round_trip_ns}});
+  doc["timer_sync"] = {{"rounds", sync_rows}, {"drift_ppm", drift_ppm}};
+
+  // A short calibration at the clock the card runs at now: no request made.
+  const auto start = std::chrono::steady_clock::now();
+  w.launch({o.fmas, 0, o.iterations});
+  const WindowRecords rec = w.collect();
+  const double window_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto cpu0 = std::chrono::steady_clock::now();
+  const ClockCalibration cal = calibrate_from_records(0, o.fmas, rec, wi.timer_tick_ns);
+  const double host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - cpu0).count();
+  std::vector<double> means, sds;
+  std::map<std::uint32_t, std::int64_t> histogram;
+  for (const auto& sm : rec.sms)
+    for (auto d : sm.duration_ns) ++histogram[d];
+  for (const auto& b : cal.per_sm) {
+    means.push_back(b.iteration.mean);
+    sds.push_back(b.iteration.sd);
+  }
+  std::sort(means.begin(), means.end());
+  std::sort(sds.begin(), sds.end());
+  // The raw pooled sd, before the tick floor.
+  MomentAccumulator raw;
+  for (const auto& sm : rec.sms)
+    for (auto d : sm.duration_ns) raw.add(d);
+  const Moments m = raw.moments();
+  fmt::print("calibration at the current clock, {} FMAs x {} iterations per SM: mean {:.1f} ns, sd {:.1f} ns "
+             "(band uses {:.1f}); per-SM means {:.1f}–{:.1f} ns, per-SM sd {:.1f}–{:.1f} ns\n",
+             o.fmas, o.iterations, m.mean, m.sd, cal.pooled.iteration.sd, means.front(), means.back(), sds.front(),
+             sds.back());
+  fmt::print("window: {} bytes copied, {:.1f} ms wall (kernel + copy), {:.2f} ms host statistics\n", rec.bytes,
+             window_s * 1e3, host_ms);
+  json hist = json::object();
+  for (auto [d, n] : histogram) hist[std::to_string(d)] = n;
+  json cal_doc = to_json(cal);
+  cal_doc["raw_sd_ns"] = m.sd;
+  cal_doc["histogram_ns"] = hist;
+  cal_doc["bytes"] = rec.bytes;
+  cal_doc["window_wall_ms"] = window_s * 1e3;
+  cal_doc["host_statistics_ms"] = host_ms;
+  doc["calibration_current_clock"] = cal_doc;
+  if (!o.json.empty()) write_file_atomically(o.json, doc.dump(2) + "\n");
+  return 0;
+}
+
+void add_selftest_command(CLI::App& app, SelftestOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "selftest", "emulated switching on a real GPU: the full pipeline measures a known latency L, and no clock changes");
+  cmd->add_option("-f,--freq", o.freq, "clocks to emulate (default: the card's clock and about half)");
+  cmd->add_option("--latency-ms", o.latency_ms, "L is uniform in MIN:MAX ms")->capture_default_str();
+  cmd->add_option("-n,--measurements", o.measurements, "measurements per pair")->capture_default_str();
+  cmd->add_option("-o,--output", o.output, "result directory")->capture_default_str();
+  cmd->add_option("-d,--device", o.backend.device, "GPU: index, UUID or PCI bus id")->capture_default_str();
+  cmd->add_option("--seed", o.backend.seed, "seed for L")->capture_default_str();
+  cmd->add_option("--warps", o.backend.warps, "warps per SM")->capture_default_str();
+}
+
+int run_selftest(const SelftestOptions& o) {
+  EmulationOptions em;
+  const auto colon = o.latency_ms.find(':');
+  try {
+    em.min_latency_ms = std::stod(o.latency_ms.substr(0, colon));
+    em.max_latency_ms = std::stod(o.latency_ms.substr(colon + 1));
+  } catch (const std::exception&) {
+    em.min_latency_ms = em.max_latency_ms = -1;
+  }
+  if (colon == std::string::npos || !(em.min_latency_ms > 0) || em.max_latency_ms < em.min_latency_ms)
+    throw Error(ExitCode::usage, fmt::format("--latency-ms '{}' is not MIN:MAX with 0 < MIN <= MAX", o.latency_ms),
+                "e.g. --latency-ms 1:50");
+  if (o.measurements < 1) throw Error(ExitCode::usage, "--measurements must be at least 1");
+  if (!directory_writable(o.output))
+    throw Error(ExitCode::usage, fmt::format("cannot write the output directory {}", o.output));
+  BackendOptions b = o.backend;
+  b.backend = "cuda";
+  b.emulation = em;
+  Backends backends = open_backends(b);
+  const auto supported = backends.clocks->supported_clocks();
+  std::vector<Mhz> clocks;
+  if (o.freq.empty()) {
+    const Mhz card = supported.back();
+    Mhz half = supported.front();
+    for (Mhz f : supported)
+      if (std::abs(f - card / 2) < std::abs(half - card / 2)) half = f;
+    clocks = {card, half};
+  } else {
+    clocks = parse_clock_list(o.freq);
+    check_supported(clocks, supported);
+  }
+  EngineSettings s;
+  s.clocks = clocks;
+  s.pairs = resolve_pairs("all", clocks);
+  s.min_measurements = s.max_measurements = o.measurements;
+  // L's range is known, so no pilot: the capture holds the longest L.
+  s.plan.capture_ms = em.max_latency_ms * 1.5 + 5;
+  s.plan.max_capture_ms = std::max(s.plan.max_capture_ms, *s.plan.capture_ms);
+  const json settings_doc = {{"selftest", true},         {"freq_mhz", clocks}, {"latency_ms", {em.min_latency_ms, em.max_latency_ms}},
+                             {"measurements", o.measurements}, {"seed", b.seed}, {"warps", b.warps},
+                             {"capture_ms", *s.plan.capture_ms}};
+  const SessionResult session = run_session(backends, s, settings_doc, o.output);
+
+  std::vector<double> err_us, delivery_us, residual_us;
+  for (const auto& r : session.results)
+    for (const auto& row : r.rows) {
+      if (!row.truth) continue;
+      const double e = (row.switching_ms - row.truth->switching_ms) * 1e3;
+      err_us.push_back(e);
+      if (row.truth->delivery_us) {
+        delivery_us.push_back(*row.truth->delivery_us);
+        residual_us.push_back(e - *row.truth->delivery_us);
+      }
+    }
+  if (err_us.empty()) throw Error(ExitCode::internal, "selftest: no measurement was accepted");
+  auto summary = [](std::vector<double> xs) {
+    std::sort(xs.begin(), xs.end());
+    return json{{"n", xs.size()},
+                {"min", xs.front()},
+                {"median", quantile_sorted(xs, 0.5)},
+                {"p95", quantile_sorted(xs, 0.95)},
+                {"p99", quantile_sorted(xs, 0.99)},
+                {"max", xs.back()}};
+  };
+  json doc = {{"latency_ms", {em.min_latency_ms, em.max_latency_ms}},
+              {"error_us", summary(err_us)},
+              {"iteration_fmas", session.state.iteration_fmas},
+              {"sync", {{"min_uncertainty_us", session.state.sync.min_uncertainty_ns / 1e3},
+                        {"max_uncertainty_us", session.state.sync.max_uncertainty_ns / 1e3},
+                        {"drift_ppm", session.state.sync.drift_ppm}}}};
+  if (!delivery_us.empty()) {
+    doc["delivery_us"] = summary(delivery_us);
+    doc["error_minus_delivery_us"] = summary(residual_us);
+  }
+  json iterations = json::object();
+  for (const auto& cal : session.state.calibrations) iterations[std::to_string(cal.mhz)] = cal.pooled.iteration.mean;
+  doc["iteration_ns"] = iterations;
+  write_file_atomically(std::filesystem::path(o.output) / "selftest.json", doc.dump(2) + "\n");
+  const auto& e = doc["error_us"];
+  fmt::print("selftest: {} measurements, L uniform in {}–{} ms\n", err_us.size(), em.min_latency_ms, em.max_latency_ms);
+  fmt::print("error (measured - true), us: median {:.2f}, p95 {:.2f}, p99 {:.2f}, max {:.2f}, min {:.2f}\n",
+             e["median"].get<double>(), e["p95"].get<double>(), e["p99"].get<double>(), e["max"].get<double>(),
+             e["min"].get<double>());
+  if (!delivery_us.empty()) {
+    const auto& d = doc["delivery_us"];
+    const auto& r = doc["error_minus_delivery_us"];
+    fmt::print("delivery delay, us: median {:.2f}, p95 {:.2f}, max {:.2f}\n", d["median"].get<double>(),
+               d["p95"].get<double>(), d["max"].get<double>());
+    fmt::print("error minus delivery, us: median {:.2f}, p95 {:.2f}, max {:.2f}\n", r["median"].get<double>(),
+               r["p95"].get<double>(), r["max"].get<double>());
+  }
+  fmt::print("results and selftest.json in {}\n", o.output);
+  return 0;
+}
+
+}  // namespace latest::cli

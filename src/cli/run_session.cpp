@@ -1,0 +1,91 @@
+#include "cli/run_session.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "cli/signals.hpp"
+#include "core/error.hpp"
+#include "results/result_store.hpp"
+
+namespace latest::cli {
+namespace {
+
+// Progress on stderr while it is a terminal; everything else to the store.
+class SessionObserver final : public RunObserver {
+ public:
+  SessionObserver(ResultStore& store, bool terminal) : store_(store), terminal_(terminal) {}
+  void planned(const RunState& s) override { store_.planned(s); }
+  void pair_finished(const PairResult& r, const RunState& s) override {
+    store_.pair_finished(r, s);
+    results_.push_back(r);
+  }
+  void progress(const Progress& p) override {
+    if (!terminal_) return;
+    fmt::print(stderr, "\r\033[Kpair {}/{}  {} -> {} MHz  n={}  RSE {:.1f}%  ETA {}", p.pair_number, p.pair_count,
+               p.pair.init, p.pair.target, p.measurements, std::isfinite(p.rse) ? p.rse * 100 : 0.0,
+               duration_text(p.eta_s));
+    std::fflush(stderr);
+  }
+  void clear_line() const {
+    if (terminal_) fmt::print(stderr, "\r\033[K");
+  }
+  std::vector<PairResult> take_results() { return std::move(results_); }
+
+ private:
+  ResultStore& store_;
+  bool terminal_;
+  std::vector<PairResult> results_;
+};
+
+}  // namespace
+
+std::string duration_text(double seconds) {
+  const auto s = static_cast<long>(std::lround(seconds));
+  return s >= 3600 ? fmt::format("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60) : fmt::format("{}:{:02}", s / 60, s % 60);
+}
+
+SessionResult run_session(Backends& backends, const EngineSettings& settings, const nlohmann::json& settings_doc,
+                          const std::string& output) {
+  nlohmann::json run_key = settings_doc;
+  run_key["device_uuid"] = backends.clocks->identity().uuid;
+  run_key.erase("save_traces");
+  ResultStore store(output, run_key, settings_doc);
+  const auto done = store.resume();
+  if (!done.empty()) fmt::print(stderr, "latest: resuming {}: {} pairs already done\n", output, done.size());
+  SessionObserver observer(store, isatty(STDERR_FILENO) != 0);
+  install_stop_handlers();
+  // Whatever happens below, the card gets its prior clocks back, on the main path.
+  struct RestoreOnExit {
+    ClockControl& clocks;
+    ~RestoreOnExit() {
+      try {
+        clocks.restore();
+      } catch (const std::exception& e) {
+        fmt::print(stderr, "latest: restoring the clocks failed: {} (run `latest reset`)\n", e.what());
+      }
+    }
+  } restore{*backends.clocks};
+  SessionResult result;
+  try {
+    Engine engine(*backends.workload, *backends.clocks, settings, observer, stop_requested);
+    result.state = engine.run(done);
+  } catch (const Error& e) {
+    observer.clear_line();
+    store.finish(e.code() == ExitCode::interrupted ? "interrupted" : "failed", e.what());
+    throw;
+  } catch (const std::exception& e) {
+    observer.clear_line();
+    store.finish("failed", e.what());
+    throw;
+  }
+  observer.clear_line();
+  store.finish("complete");
+  result.results = observer.take_results();
+  return result;
+}
+
+}  // namespace latest::cli

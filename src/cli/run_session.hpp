@@ -1,0 +1,25 @@
+#pragma once
+// One engine run as every command needs it: the result directory (resumed
+// when it holds the same run), progress on a terminal, stop signals, and the
+// clocks restored on every way out.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/backend_factory.hpp"
+#include "core/engine.hpp"
+
+namespace latest::cli {
+
+struct SessionResult {
+  std::vector<PairResult> results;  // pairs finished by this run
+  RunState state;
+};
+
+SessionResult run_session(Backends& backends, const EngineSettings& settings, const nlohmann::json& settings_doc,
+                          const std::string& output);
+
+std::string duration_text(double seconds);
+
+}  // namespace latest::cli
