@@ -28,7 +28,7 @@ export LATEST_GUARD_LOG="$out/guard-refusals.log"
 {
   log real measurement, must be refused by the guard
   nvidia-smi --query-gpu=clocks.sm,clocks.applications.graphics --format=csv
-  $bin --backend cuda --freq 1980,990 --output guarded --max-measurements 5; echo "rc=$?"
+  $bin --backend cuda --freq 1980,990 --output guarded --min-measurements 5 --max-measurements 5; echo "rc=$?"
   ls guarded 2>&1 | head; ls /var/tmp/latest 2>&1
   nvidia-smi --query-gpu=clocks.sm,clocks.applications.graphics --format=csv
   log reset, must be refused too; $bin reset; echo "rc=$?"

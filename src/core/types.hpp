@@ -28,6 +28,15 @@ struct TimerSync {
   Nanos to_gpu(Nanos host) const { return host + offset_ns; }
 };
 
+// The GPU time of `host` from synchronisations taken before and after it:
+// the offset is interpolated, so a steady drift between the two clocks (6 ppm
+// was seen on the H200) cancels.
+inline Nanos to_gpu_between(const TimerSync& before, const TimerSync& after, Nanos host) {
+  if (after.host_ns <= before.host_ns) return before.to_gpu(host);
+  const double f = static_cast<double>(host - before.host_ns) / static_cast<double>(after.host_ns - before.host_ns);
+  return host + before.offset_ns + static_cast<Nanos>(f * static_cast<double>(after.offset_ns - before.offset_ns));
+}
+
 // One kernel launch: every SM runs `warmup_iterations` unrecorded iterations,
 // then `iterations` recorded ones, each `iteration_fmas` dependent FMAs long.
 struct WindowSpec {

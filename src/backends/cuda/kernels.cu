@@ -37,10 +37,11 @@ __global__ void window_kernel(WindowKernelArgs a) {
     occupy[0] = 0;
   }
   __syncthreads();
-  // Emulated switching: one thread of block 0 polls the host word over PCIe
-  // and broadcasts through device memory, so the other SMs never queue on
-  // PCIe reads (SPEC §4).
-  if (emulating && blockIdx.x == 0 && threadIdx.x == 32) {
+  // Emulated switching adds one warp per block. In block 0 its first thread
+  // polls the host word over PCIe and broadcasts through device memory, so
+  // the other SMs never queue on PCIe reads (SPEC §4); elsewhere it exits.
+  if (emulating && threadIdx.x >= blockDim.x - 32) {
+    if (blockIdx.x != 0 || threadIdx.x != blockDim.x - 32) return;
     while (!done) {
       const unsigned fmas = *a.host_flag;
       if (fmas) {
@@ -103,7 +104,8 @@ int window_kernel_allow_shared(int shared_bytes) {
 }
 
 int launch_window(const WindowKernelArgs& args, int blocks, int warps, int shared_bytes, void* stream) {
-  window_kernel<<<blocks, warps * 32, shared_bytes, static_cast<cudaStream_t>(stream)>>>(args);
+  const int threads = (warps + (args.emulate ? 1 : 0)) * 32;
+  window_kernel<<<blocks, threads, shared_bytes, static_cast<cudaStream_t>(stream)>>>(args);
   return cudaGetLastError();
 }
 

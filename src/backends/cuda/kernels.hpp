@@ -22,7 +22,8 @@ struct WindowKernelArgs {
 };
 
 // One block per SM (dynamic shared memory keeps a second out), `warps` warps
-// each; thread 0 records. Asynchronous on `stream`.
+// each, plus the polling warp when emulating; thread 0 records. Asynchronous
+// on `stream`.
 int launch_window(const WindowKernelArgs& args, int blocks, int warps, int shared_bytes, void* stream);
 int window_kernel_allow_shared(int shared_bytes);
 
