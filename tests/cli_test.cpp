@@ -1,76 +1,18 @@
 // The CLI as a user meets it: exit codes, messages, files, signals, resume.
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <filesystem>
-#include <fstream>
+#include <cstring>
 #include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/process.hpp"
+
 namespace {
-namespace fs = std::filesystem;
-
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("latest-cli-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  return dir;
-}
-
-pid_t spawn(const std::vector<std::string>& args, const fs::path& out, const fs::path& err) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(o, 1);
-    dup2(e, 2);
-    std::vector<char*> argv;
-    std::string bin = LATEST_BINARY;
-    argv.push_back(bin.data());
-    std::vector<std::string> copy = args;
-    for (auto& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(bin.c_str(), argv.data());
-    _exit(127);
-  }
-  return pid;
-}
-
-Result finish(pid_t pid, const fs::path& out, const fs::path& err) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
-
-Result run(const std::vector<std::string>& args) {
-  const fs::path out = scratch("stdout"), err = scratch("stderr");
-  return finish(spawn(args, out, err), out, err);
-}
-
-int csv_count(const fs::path& dir) {
-  int n = 0;
-  for (const auto& e : fs::directory_iterator(dir)) n += e.path().extension() == ".csv";
-  return n;
-}
+using namespace latest::testing;
 
 TEST(Cli, VersionAndHelp) {
   const Result v = run({"--version"});

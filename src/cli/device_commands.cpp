@@ -46,6 +46,7 @@ void add_info_command(CLI::App& app, InfoOptions& o) {
   cmd->add_option("-d,--device", o.backend.device, "GPU: index, UUID or PCI bus id")->capture_default_str();
   cmd->add_option("--backend", o.backend.backend, "auto, cuda or sim")->capture_default_str();
   cmd->add_option("--sim-profile", o.backend.sim_profile, "simulated card")->capture_default_str();
+  cmd->add_option("--clock-control", o.backend.clock_control, "auto, sim or nvml")->capture_default_str();
   cmd->add_option("--iterations", o.iterations, "iterations per SM in the calibration")->capture_default_str();
   cmd->add_option("--iteration-fmas", o.fmas, "FMAs per iteration in the calibration")->capture_default_str();
   cmd->add_option("--warps", o.backend.warps, "warps per SM")->capture_default_str();
