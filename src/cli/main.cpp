@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli/analysis_commands.hpp"
 #include "cli/device_commands.hpp"
 #include "cli/measure_command.hpp"
 #include "core/error.hpp"
@@ -22,7 +23,8 @@ constexpr const char* kDescription =
     "  latest --backend sim --sim-profile a100 --freq 1410,705 --output a100-run\n"
     "  latest info                                            the GPU, its clocks and timer; changes nothing\n"
     "  latest selftest                                        emulated switching: measure a known latency\n"
-    "  latest reset                                           restore clocks after a killed run\n\n"
+    "  latest reset                                           restore clocks after a killed run\n"
+    "  latest analyze DIR... / latest report DIR...           outliers, matrices, Table II; an HTML report\n\n"
     "Exit codes: 0 ok, 1 internal error, 2 bad argument, 3 not supported, 4 no permission,\n"
     "6 device not found, 9 driver or NVML missing, 15 GPU lost, 19 GPU in use by another run or\n"
     "process, 130 interrupted (clocks restored).";
@@ -43,6 +45,9 @@ int main(int argc, char** argv) {
   latest::cli::add_info_command(app, info);
   latest::cli::SelftestOptions selftest;
   latest::cli::add_selftest_command(app, selftest);
+  latest::cli::AnalyzeOptions analyze, report;
+  latest::cli::add_analyze_command(app, analyze);
+  latest::cli::add_report_command(app, report);
   app.require_subcommand(0, 1);
   try {
     app.parse(argc, argv);
@@ -58,6 +63,8 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("reset")) return latest::cli::run_reset(reset);
     if (app.got_subcommand("info")) return latest::cli::run_info(info);
     if (app.got_subcommand("selftest")) return latest::cli::run_selftest(selftest);
+    if (app.got_subcommand("analyze")) return latest::cli::run_analyze(analyze);
+    if (app.got_subcommand("report")) return latest::cli::run_report(report);
     return latest::cli::run_measure(measure);
   } catch (const Error& e) {
     fmt::print(stderr, "latest: error: {}\n", e.what());

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/analysis_commands.hpp"
 #include "cli/arguments.hpp"
 #include "cli/run_session.hpp"
 #include "core/error.hpp"
@@ -229,6 +230,9 @@ int run_measure(const MeasureOptions& o) {
   nlohmann::json settings_doc = settings_json(settings, o);
   const SessionResult session = run_session(backends, settings, settings_doc, o.output);
   print_summary(session.results, o.output);
+  // The run ends by analysing its own output (all pairs, resumed ones too).
+  analyse_and_report(o.output);
+  fmt::print("analysis in {}/analysis, report in {}/report.html\n", o.output, o.output);
   return 0;
 }
 

@@ -14,7 +14,7 @@ constexpr double kThermalEventSeconds = 8;  // how long an injected thermal even
 }  // namespace
 
 SimGpu::SimGpu(const SimProfile& profile, std::uint64_t seed, Injection injection)
-    : profile_(profile), injection_(std::move(injection)), rng_(seed) {
+    : profile_(profile), seed_(seed), injection_(std::move(injection)), rng_(seed) {
   // Never assume the clocks agree (SPEC §4 saw -94 µs and +256 µs).
   gpu_offset_ns_ = static_cast<Nanos>(rng_.uniform(-300'000, 300'000));
   drift_ppm_ = rng_.uniform(-8.0, 8.0);  // the H200 showed 6 ppm against CLOCK_MONOTONIC_RAW

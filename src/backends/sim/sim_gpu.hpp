@@ -24,6 +24,7 @@ class SimGpu {
   SimGpu(const SimProfile& profile, std::uint64_t seed, Injection injection = {});
 
   const SimProfile& profile() const { return profile_; }
+  std::uint64_t seed() const { return seed_; }
   Nanos now() const { return now_; }
   void advance_to(Nanos host_ns) { now_ = std::max(now_, host_ns); }
 
@@ -54,6 +55,7 @@ class SimGpu {
   void generate_sm(const WindowSpec& spec, int sm, std::uint64_t window_seed, SmRecords& out, double& end_ns) const;
 
   SimProfile profile_;
+  std::uint64_t seed_;
   Injection injection_;
   Random rng_;
   Nanos now_ = 1'000'000'000;  // host virtual time

@@ -1,0 +1,68 @@
+#pragma once
+// Phase 3 and the summaries (SPEC §3.5–§3.6): outliers per pair by adaptive
+// DBSCAN, per-pair statistics with and without them, best- and worst-case
+// matrices per GPU, and the paper's Table II.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/dbscan.hpp"
+#include "analysis/result_reader.hpp"
+
+namespace latest::analysis {
+
+struct Stats {
+  std::size_t n = 0;
+  double min = 0, p5 = 0, median = 0, mean = 0, p95 = 0, max = 0;
+};
+Stats stats_of(std::vector<double> xs);  // NaNs when empty
+
+struct PairAnalysis {
+  ClockPair pair;
+  AdaptiveDbscan clustering;       // on the switching latencies
+  Stats all, filtered;             // switching latency with and without outliers
+  Stats transition_filtered;       // transition latency of the non-outliers
+};
+
+struct Extreme {
+  double value = 0;
+  ClockPair pair;
+};
+// Table II for one quantity: over pairs, the min, mean and max of the
+// per-pair worst case (max) and best case (min), each with its pair.
+struct CaseSummary {
+  Extreme min, max;
+  double mean = 0;
+};
+struct TableTwo {
+  CaseSummary worst, best;
+  std::size_t pairs = 0;
+};
+
+struct GpuAnalysis {
+  const GpuResults* results = nullptr;
+  std::vector<PairAnalysis> pairs;
+  std::vector<Mhz> clocks;  // matrix axes: every clock in a measured or requested pair
+  TableTwo switching, transition;
+};
+
+GpuAnalysis analyse_gpu(const GpuResults& results, const AdaptiveSettings& settings = {});
+
+struct Analysis {
+  std::vector<GpuResults> results;
+  std::vector<GpuAnalysis> gpus;
+};
+Analysis analyse(const std::vector<std::filesystem::path>& dirs, const AdaptiveSettings& settings = {});
+
+// measurements.csv, pairs.csv, matrix_min.csv, matrix_max.csv, matrices.json,
+// summary.txt and summary.json, each written atomically into `out`.
+void write_analysis(const Analysis& analysis, const std::filesystem::path& out);
+
+nlohmann::json matrices_json(const Analysis& analysis);
+nlohmann::json summary_json(const Analysis& analysis);
+std::string summary_text(const Analysis& analysis);
+
+}  // namespace latest::analysis

@@ -1,0 +1,43 @@
+#pragma once
+// Reads result directories written by a measurement run (any backend): the
+// manifest and one CSV per pair. Bad input gives Error(usage) naming the
+// file and line.
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/types.hpp"
+
+namespace latest::analysis {
+
+struct PairMeasurements {
+  ClockPair pair;
+  std::vector<int> index;
+  std::vector<double> switching_ms;
+  std::vector<double> transition_ms;
+};
+
+// Everything measured on one GPU (one host and UUID), possibly from several
+// directories.
+struct GpuResults {
+  std::string host;
+  std::string uuid;
+  std::string name;
+  int gpu_index = 0;
+  std::vector<std::filesystem::path> dirs;
+  std::vector<nlohmann::json> manifests;
+  std::map<std::pair<Mhz, Mhz>, PairMeasurements> pairs;
+  std::map<std::pair<Mhz, Mhz>, std::string> skipped;  // pair -> reason
+  std::vector<Mhz> requested_clocks;                   // union of the runs' --freq
+  std::string key() const { return host + "/" + uuid; }
+};
+
+std::vector<GpuResults> read_results(const std::vector<std::filesystem::path>& dirs);
+
+// One CSV, for tests and tools: throws Error(usage) with "file:line: why".
+PairMeasurements read_pair_csv(const std::filesystem::path& file, ClockPair pair);
+
+}  // namespace latest::analysis

@@ -1,0 +1,22 @@
+#pragma once
+// `latest analyze` and `latest report`.
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace latest::cli {
+
+struct AnalyzeOptions {
+  std::vector<std::string> dirs;
+  std::string output;  // default: <first dir>/analysis (analyze), <first dir>/report.html (report)
+};
+void add_analyze_command(CLI::App& app, AnalyzeOptions& options);
+void add_report_command(CLI::App& app, AnalyzeOptions& options);
+int run_analyze(const AnalyzeOptions& options);
+int run_report(const AnalyzeOptions& options);
+
+// What a measurement run does with its own output at the end.
+void analyse_and_report(const std::string& dir);
+
+}  // namespace latest::cli

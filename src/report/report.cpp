@@ -1,0 +1,154 @@
+#include "report/report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "results/atomic_file.hpp"
+
+namespace latest::report {
+using nlohmann::json;
+using namespace latest::analysis;
+
+namespace {
+
+json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+json gpu_json(const GpuAnalysis& g, const json& summary, const json& matrices) {
+  const GpuResults& r = *g.results;
+  json pairs = json::array();
+  for (const auto& p : g.pairs) {
+    const PairMeasurements& m = r.pairs.at({p.pair.init, p.pair.target});
+    pairs.push_back({{"init", p.pair.init}, {"target", p.pair.target}, {"values", m.switching_ms},
+                     {"index", m.index}, {"labels", p.clustering.labels}, {"outliers", p.clustering.noise},
+                     {"clusters", p.clustering.clusters}, {"silhouette", num(p.clustering.silhouette)},
+                     {"flagged", p.clustering.flagged}, {"min", num(p.filtered.min)}, {"median", num(p.filtered.median)},
+                     {"mean", num(p.filtered.mean)}, {"max", num(p.filtered.max)}});
+  }
+  json skipped = json::array();
+  for (const auto& [k, why] : r.skipped) skipped.push_back({{"init", k.first}, {"target", k.second}, {"reason", why}});
+  // Requested pairs with neither a result nor a reason: a run still going or cut short.
+  json missing = json::array();
+  for (Mhz a : r.requested_clocks)
+    for (Mhz b : r.requested_clocks)
+      if (a != b && !r.pairs.count({a, b}) && !r.skipped.count({a, b})) missing.push_back(fmt::format("{}->{}", a, b));
+  json calibration = json::array(), events = json::array(), runs = json::array();
+  for (std::size_t i = 0; i < r.manifests.size(); ++i) {
+    const json& m = r.manifests[i];
+    for (const auto& c : m.value("calibration", json::array()))
+      calibration.push_back({{"mhz", c.value("mhz", 0)}, {"iteration_fmas", c.value("iteration_fmas", 0)},
+                             {"mean_ns", c.value("mean_ns", 0.0)}, {"sd_ns", c.value("sd_ns", 0.0)},
+                             {"wakeup_ms", c.value("wakeup_ms", json(nullptr))}, {"n", c.value("n", 0)}});
+    for (const auto& e : m.value("throttle_events", json::array())) events.push_back(e);
+    const json dev = m.value("device", json::object());
+    const json sync = m.value("timer_sync", json::object());
+    runs.push_back({{"dir", r.dirs[i].string()},
+                    {"text", fmt::format("latest {}, backend {}, status {}, started {}, PCI {}, sync uncertainty ≤ {} us, drift {} ppm",
+                                         m.value("tool", json::object()).value("version", "?"), dev.value("backend", "?"),
+                                         m.value("status", "?"), m.value("started_utc", "?"), dev.value("pci_bus_id", "?"),
+                                         sync.value("max_uncertainty_us", 0.0), sync.value("drift_ppm", 0.0))}});
+  }
+  return {{"host", r.host}, {"uuid", r.uuid}, {"name", r.name}, {"clocks", g.clocks},
+          {"min", matrices.at("min_ms")}, {"max", matrices.at("max_ms")},
+          {"pairs", pairs}, {"skipped", skipped}, {"missing", missing}, {"calibration", calibration},
+          {"throttle_events", events}, {"runs", runs}, {"summary", summary}};
+}
+
+// For each model with two or more GPUs: range matrices and the widest pairs.
+json models_json(const Analysis& a) {
+  std::map<std::string, std::vector<const GpuAnalysis*>> by_model;
+  for (const auto& g : a.gpus) by_model[g.results->name].push_back(&g);
+  json models = json::array();
+  for (const auto& [name, gpus] : by_model) {
+    if (gpus.size() < 2) continue;
+    std::set<Mhz> clock_set;
+    for (const auto* g : gpus) clock_set.insert(g->clocks.begin(), g->clocks.end());
+    const std::vector<Mhz> clocks(clock_set.begin(), clock_set.end());
+    auto lookup = [](const GpuAnalysis* g, Mhz a, Mhz b) -> const PairAnalysis* {
+      for (const auto& p : g->pairs)
+        if (p.pair == ClockPair{a, b}) return &p;
+      return nullptr;
+    };
+    json range_min = json::array(), range_max = json::array();
+    std::vector<std::pair<double, ClockPair>> spreads;
+    for (Mhz x : clocks) {
+      json rmin = json::array(), rmax = json::array();
+      for (Mhz y : clocks) {
+        double lo_min = INFINITY, hi_min = -INFINITY, lo_max = INFINITY, hi_max = -INFINITY;
+        bool all = x != y;
+        for (const auto* g : gpus) {
+          const PairAnalysis* p = all ? lookup(g, x, y) : nullptr;
+          if (!p || p->filtered.n == 0) {
+            all = false;
+            break;
+          }
+          lo_min = std::min(lo_min, p->filtered.min);
+          hi_min = std::max(hi_min, p->filtered.min);
+          lo_max = std::min(lo_max, p->filtered.max);
+          hi_max = std::max(hi_max, p->filtered.max);
+        }
+        rmin.push_back(all ? json(hi_min - lo_min) : json(nullptr));
+        rmax.push_back(all ? json(hi_max - lo_max) : json(nullptr));
+        if (all) spreads.push_back({hi_max - lo_max, {x, y}});
+      }
+      range_min.push_back(rmin);
+      range_max.push_back(rmax);
+    }
+    std::sort(spreads.begin(), spreads.end(), [](const auto& l, const auto& r) { return l.first > r.first; });
+    json widest = json::array(), names = json::array();
+    for (const auto* g : gpus) names.push_back(g->results->host + "/" + g->results->uuid.substr(0, 12));
+    for (std::size_t i = 0; i < std::min<std::size_t>(5, spreads.size()); ++i) {
+      const ClockPair pair = spreads[i].second;
+      json per_gpu = json::array();
+      for (const auto* g : gpus) {
+        const auto& m = g->results->pairs.at({pair.init, pair.target});
+        const PairAnalysis* p = lookup(g, pair.init, pair.target);
+        std::vector<double> kept;
+        for (std::size_t j = 0; j < m.switching_ms.size(); ++j)
+          if (p->clustering.labels[j] >= 0) kept.push_back(m.switching_ms[j]);
+        per_gpu.push_back({{"values", kept}});
+      }
+      widest.push_back({{"init", pair.init}, {"target", pair.target}, {"per_gpu", per_gpu}});
+    }
+    models.push_back({{"name", name}, {"gpus", names}, {"clocks", clocks}, {"range_min", range_min},
+                      {"range_max", range_max}, {"widest", widest}});
+  }
+  return models;
+}
+
+}  // namespace
+
+json report_data(const Analysis& a) {
+  const json summary = summary_json(a);
+  const json matrices = matrices_json(a);
+  json gpus = json::array();
+  for (std::size_t i = 0; i < a.gpus.size(); ++i)
+    gpus.push_back(gpu_json(a.gpus[i], summary["gpus"][i], matrices["gpus"][i]));
+  return {{"tool_version", LATEST_VERSION}, {"gpus", gpus}, {"models", models_json(a)}};
+}
+
+std::string render_html(const Analysis& a) {
+  std::string data = report_data(a).dump();
+  // Inside <script>, "</" could end the element early.
+  std::string safe;
+  safe.reserve(data.size());
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    if (data[i] == '<' && i + 1 < data.size() && data[i + 1] == '/') {
+      safe += "<\\/";
+      ++i;
+    } else {
+      safe += data[i];
+    }
+  }
+  std::string html = kTemplate;
+  const std::string marker = "__LATEST_DATA__";
+  html.replace(html.find(marker), marker.size(), safe);
+  return html;
+}
+
+void write_report(const Analysis& a, const std::filesystem::path& file) { write_file_atomically(file, render_html(a)); }
+
+}  // namespace latest::report

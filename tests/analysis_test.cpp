@@ -1,0 +1,252 @@
+#include "analysis/analysis.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <random>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "support/process.hpp"
+#include "support/sim_results.hpp"
+
+namespace latest::analysis {
+namespace {
+using latest::testing::scratch;
+using latest::testing::slurp;
+using nlohmann::json;
+
+TEST(Dbscan, SmallKnownCase) {
+  // Two dense groups, one lone point; min_samples counts the point itself.
+  const std::vector<double> xs = {1.0, 1.1, 1.2, 5.0, 5.1, 5.2, 9.0};
+  const auto labels = dbscan_1d(xs, 0.15, 2);
+  EXPECT_EQ(labels, (std::vector<int>{0, 0, 0, 1, 1, 1, -1}));
+  // Clusters are numbered by their first core point in input order.
+  EXPECT_EQ(dbscan_1d({5.0, 1.0, 5.1, 1.1}, 0.2, 2), (std::vector<int>{0, 1, 0, 1}));
+  // Distance exactly eps counts as a neighbour.
+  EXPECT_EQ(dbscan_1d({0.0, 0.5, 1.0}, 0.5, 3), (std::vector<int>{0, 0, 0}));
+}
+
+TEST(Dbscan, ScheduleFollowsThePaper) {
+  EXPECT_EQ(min_samples_schedule(500), (std::vector<int>{20, 18, 16, 14, 12}));
+  EXPECT_EQ(min_samples_schedule(100), (std::vector<int>{4}));
+  EXPECT_EQ(min_samples_schedule(25), (std::vector<int>{2}));
+  EXPECT_EQ(min_samples_schedule(3), (std::vector<int>{2}));
+}
+
+TEST(Dbscan, AdaptiveStopsAtTenPercentNoiseOrFlags) {
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> main(20, 0.5);
+  std::vector<double> xs;
+  for (int i = 0; i < 200; ++i) xs.push_back(main(rng));
+  for (int i = 0; i < 6; ++i) xs.push_back(60 + 15 * i);  // rare far outliers
+  const auto a = adaptive_dbscan(xs);
+  EXPECT_FALSE(a.flagged);
+  EXPECT_EQ(a.clusters, 1);
+  EXPECT_GE(a.noise, 6);
+  EXPECT_LE(a.noise, 206 / 10);
+  // The first setting of the schedule with at most 10 % noise wins.
+  for (int m : min_samples_schedule(xs.size())) {
+    const auto labels = dbscan_1d(xs, a.eps, m);
+    if (std::count(labels.begin(), labels.end(), -1) <= 20) {
+      EXPECT_EQ(a.min_samples, m);
+      break;
+    }
+  }
+  // 4 of 30 points alone (13 %): no setting gets to 10 %, the least noisy is kept.
+  std::vector<double> ys(26, 0.0);
+  for (double far : {10.0, 20.0, 30.0, 40.0}) ys.push_back(far);
+  const auto b = adaptive_dbscan(ys);
+  EXPECT_TRUE(b.flagged);
+  EXPECT_EQ(b.noise, 4);
+  EXPECT_EQ(b.min_samples, 2);
+}
+
+// Cases with clusters, noise and ties, drawn with a fixed seed.
+std::vector<json> sklearn_cases() {
+  std::mt19937_64 rng(2026);
+  std::vector<json> cases;
+  for (int c = 0; c < 60; ++c) {
+    std::vector<double> xs;
+    const int clusters = 1 + static_cast<int>(rng() % 5);
+    for (int k = 0; k < clusters; ++k) {
+      std::normal_distribution<double> d(5.0 + 40.0 * k + std::uniform_real_distribution<double>(0, 10)(rng),
+                                         0.2 + std::uniform_real_distribution<double>(0, 2)(rng));
+      const int n = 5 + static_cast<int>(rng() % 120);
+      for (int i = 0; i < n; ++i) xs.push_back(d(rng));
+    }
+    const int noise = static_cast<int>(rng() % 12);
+    for (int i = 0; i < noise; ++i) xs.push_back(std::uniform_real_distribution<double>(0, 250)(rng));
+    if (c % 3 == 0)  // ties, and distances of exactly eps on a binary grid
+      for (auto& x : xs) x = std::round(x * 4) / 4;
+    std::shuffle(xs.begin(), xs.end(), rng);
+    const double eps = c % 3 == 0 ? 0.5 : std::uniform_real_distribution<double>(0.2, 3)(rng);
+    const int min_samples = 2 + static_cast<int>(rng() % 12);
+    cases.push_back({{"values", xs}, {"eps", eps}, {"min_samples", min_samples}});
+  }
+  return cases;
+}
+
+TEST(Dbscan, EqualsScikitLearn) {
+  const auto dir = scratch("sklearn");
+  std::filesystem::create_directories(dir);
+  const auto cases = sklearn_cases();
+  std::ofstream(dir / "cases.json") << json(cases).dump();
+  const std::string cmd = "/usr/bin/python3 " SKLEARN_SCRIPT " " + (dir / "cases.json").string() + " " +
+                          (dir / "sklearn.json").string();
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << "needs Debian's python3-sklearn: " << cmd;
+  const json expected = json::parse(slurp(dir / "sklearn.json"));
+  int with_silhouette = 0;
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    const auto xs = cases[c]["values"].get<std::vector<double>>();
+    const auto ours = dbscan_1d(xs, cases[c]["eps"], cases[c]["min_samples"]);
+    const auto theirs = expected[c]["labels"].get<std::vector<int>>();
+    ASSERT_EQ(ours.size(), theirs.size());
+    // Same noise points, and the same grouping up to the cluster numbers.
+    std::map<int, int> ours_to_theirs, theirs_to_ours;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      ASSERT_EQ(ours[i] < 0, theirs[i] < 0) << "case " << c << " point " << i;
+      if (ours[i] < 0) continue;
+      const auto [a, fresh_a] = ours_to_theirs.emplace(ours[i], theirs[i]);
+      const auto [b, fresh_b] = theirs_to_ours.emplace(theirs[i], ours[i]);
+      ASSERT_EQ(a->second, theirs[i]) << "case " << c;
+      ASSERT_EQ(b->second, ours[i]) << "case " << c;
+    }
+    const double s = silhouette_1d(xs, ours);
+    if (expected[c]["silhouette"].is_null()) {
+      EXPECT_TRUE(std::isnan(s)) << "case " << c;
+    } else {
+      ++with_silhouette;
+      EXPECT_NEAR(s, expected[c]["silhouette"].get<double>(), 1e-9) << "case " << c;
+    }
+  }
+  EXPECT_GT(with_silhouette, 20) << "the cases must exercise the silhouette";
+  std::filesystem::remove_all(dir);
+}
+
+class EveryProfile : public ::testing::TestWithParam<std::pair<std::string, std::vector<Mhz>>> {};
+
+TEST_P(EveryProfile, AnalyseProducesConsistentOutputs) {
+  const auto& [profile, clocks] = GetParam();
+  const auto dir = scratch("analysis-" + profile);
+  latest::testing::write_sim_results(dir, profile, 3, clocks);
+  const Analysis a = analyse({dir});
+  ASSERT_EQ(a.gpus.size(), 1u);
+  const GpuAnalysis& g = a.gpus[0];
+  ASSERT_EQ(g.pairs.size(), 6u);
+  double worst_max = 0, best_min = INFINITY;
+  for (const auto& p : g.pairs) {
+    EXPECT_EQ(p.all.n, 25u);
+    EXPECT_EQ(p.filtered.n + static_cast<std::size_t>(p.clustering.noise), p.all.n);
+    EXPECT_LE(p.filtered.min, p.filtered.median);
+    EXPECT_LE(p.filtered.median, p.filtered.max);
+    worst_max = std::max(worst_max, p.filtered.max);
+    best_min = std::min(best_min, p.filtered.min);
+  }
+  EXPECT_DOUBLE_EQ(g.switching.worst.max.value, worst_max);
+  EXPECT_DOUBLE_EQ(g.switching.best.min.value, best_min);
+  EXPECT_EQ(g.switching.pairs, 6u);
+  const auto out = dir / "analysis";
+  write_analysis(a, out);
+  for (const char* f : {"measurements.csv", "pairs.csv", "matrix_min.csv", "matrix_max.csv", "matrices.json", "summary.txt", "summary.json"})
+    EXPECT_TRUE(std::filesystem::exists(out / f)) << f;
+  const json m = json::parse(slurp(out / "matrices.json"));
+  const auto& axes = m["gpus"][0]["clocks_mhz"];
+  for (std::size_t i = 0; i < axes.size(); ++i)
+    for (std::size_t j = 0; j < axes.size(); ++j) {
+      const auto& v = m["gpus"][0]["max_ms"][i][j];
+      if (i == j) {
+        EXPECT_TRUE(v.is_null());
+        continue;
+      }
+      for (const auto& p : g.pairs)
+        if (p.pair == ClockPair{axes[i].get<Mhz>(), axes[j].get<Mhz>()}) EXPECT_DOUBLE_EQ(v.get<double>(), p.filtered.max);
+    }
+  // One row per measurement, with cluster and outlier columns.
+  const std::string rows = slurp(out / "measurements.csv");
+  EXPECT_EQ(std::count(rows.begin(), rows.end(), '\n'), 1 + 6 * 25);
+  EXPECT_EQ(rows.substr(0, rows.find('\n')),
+            "host,gpu_uuid,init_mhz,target_mhz,index,switching_latency_ms,transition_latency_ms,cluster,outlier");
+  const json summary = json::parse(slurp(out / "summary.json"));
+  EXPECT_DOUBLE_EQ(summary["gpus"][0]["switching_latency"]["worst_case"]["max"]["ms"].get<double>(), worst_max);
+  EXPECT_FALSE(summary["gpus"][0]["transition_latency"].is_null());
+  std::filesystem::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sim, EveryProfile,
+                         ::testing::Values(std::make_pair(std::string("h200"), std::vector<Mhz>{1980, 1500, 990}),
+                                           std::make_pair(std::string("gh200"), std::vector<Mhz>{1980, 1305, 900}),
+                                           std::make_pair(std::string("a100"), std::vector<Mhz>{1410, 1095, 705}),
+                                           std::make_pair(std::string("rtx6000"), std::vector<Mhz>{2100, 1500, 1050})),
+                         [](const auto& info) { return info.param.first; });
+
+TEST(Analysis, RunsFromSeveralGpusMergeByHostAndUuid) {
+  const auto a1 = scratch("merge-a"), a2 = scratch("merge-b");
+  latest::testing::write_sim_results(a1, "a100", 1, {1410, 705});
+  latest::testing::write_sim_results(a2, "a100", 2, {1410, 705});
+  const Analysis a = analyse({a1, a2});
+  ASSERT_EQ(a.gpus.size(), 2u);
+  EXPECT_NE(a.gpus[0].results->uuid, a.gpus[1].results->uuid);
+  std::filesystem::remove_all(a1);
+  std::filesystem::remove_all(a2);
+}
+
+struct BadInput {
+  std::string name;
+  std::function<void(const std::filesystem::path&)> damage;
+  std::string says;
+};
+
+TEST(Analysis, BadInputNamesTheFileAndLine) {
+  const auto good = scratch("bad-source");
+  latest::testing::write_sim_results(good, "h200", 4, {1980, 990}, 5);
+  const std::string csv = "1980_990_" + host_name_for_files() + "_0.csv";
+  const std::vector<BadInput> cases = {
+      {"corrupt", [&](const auto& d) { std::ofstream(d / csv, std::ios::app) << "6,abc,1,1,1,1,1,1,,,,\n"; },
+       csv + ":7: 'abc' in column switching_latency_ms is not a number"},
+      {"truncated", [&](const auto& d) { std::ofstream(d / csv, std::ios::app) << "6,5.1,0.3"; },
+       csv + ":7: the last line is cut off"},
+      {"fields", [&](const auto& d) { std::ofstream(d / csv, std::ios::app) << "6,5.1\n"; }, csv + ":7: 2 fields"},
+      {"header", [&](const auto& d) { std::ofstream(d / csv) << "a,b\n"; }, csv + ":1: unexpected columns"},
+      {"manifest", [&](const auto& d) { std::filesystem::remove(d / "manifest.json"); }, "has no manifest.json"},
+      {"schema", [&](const auto& d) {
+         auto m = json::parse(slurp(d / "manifest.json"));
+         m["schema_version"] = 99;
+         std::ofstream(d / "manifest.json") << m.dump();
+       }, "result schema 99"},
+  };
+  for (const auto& c : cases) {
+    const auto dir = scratch("bad-" + c.name);
+    std::filesystem::copy(good, dir, std::filesystem::copy_options::recursive);
+    c.damage(dir);
+    try {
+      analyse({dir});
+      ADD_FAILURE() << c.name << ": accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::usage);
+      EXPECT_NE(std::string(e.what()).find(c.says), std::string::npos) << c.name << ": " << e.what();
+    }
+    std::filesystem::remove_all(dir);
+  }
+  std::filesystem::remove_all(good);
+}
+
+TEST(Analysis, PartialRunIsAnalysedWithItsGaps) {
+  const auto dir = scratch("partial");
+  latest::testing::write_sim_results(dir, "h200", 5, {1980, 990}, 5);
+  // Forget one pair, as after a kill.
+  auto m = json::parse(slurp(dir / "manifest.json"));
+  m["pairs"].erase(0);
+  m["settings"]["freq_mhz"] = {1980, 990};
+  std::ofstream(dir / "manifest.json") << m.dump();
+  const Analysis a = analyse({dir});
+  ASSERT_EQ(a.gpus[0].pairs.size(), 1u);
+  EXPECT_EQ(a.gpus[0].clocks, (std::vector<Mhz>{990, 1980}));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace latest::analysis

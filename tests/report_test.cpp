@@ -1,0 +1,94 @@
+// The HTML report in headless Chromium: it loads with no console errors, and
+// every figure has the right number of cells and marks.
+#include "report/report.hpp"
+
+#include <regex>
+
+#include <gtest/gtest.h>
+
+#include "support/process.hpp"
+#include "support/sim_results.hpp"
+
+namespace latest::report {
+namespace {
+using latest::testing::scratch;
+using latest::testing::slurp;
+
+std::string dump_dom(const std::filesystem::path& html) {
+  const auto out = html.parent_path() / "dom.html";
+  const auto profile = html.parent_path() / "chromium-profile";
+  const std::string cmd =
+      "timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+      "--disable-background-networking --disable-component-update --disable-sync --user-data-dir=" +
+      profile.string() + " --virtual-time-budget=5000 --dump-dom file://" + html.string() + " > " + out.string() +
+      " 2>/dev/null";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << "needs Debian's chromium: " << cmd;
+  return slurp(out);
+}
+
+// The markup of one figure, from its data-figure attribute to </figure>.
+std::string figure(const std::string& dom, const std::string& id) {
+  const auto at = dom.find("data-figure=\"" + id + "\"");
+  if (at == std::string::npos) return {};
+  return dom.substr(at, dom.find("</figure>", at) - at);
+}
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+TEST(Report, RendersEveryFigureInChromium) {
+  const auto dir = scratch("report");
+  const auto a_dir = dir / "gpu-a", b_dir = dir / "gpu-b";
+  latest::testing::write_sim_results(a_dir, "a100", 1, {1410, 1095, 705});
+  latest::testing::write_sim_results(b_dir, "a100", 2, {1410, 705});  // second card, fewer pairs
+  const analysis::Analysis a = analysis::analyse({a_dir, b_dir});
+  const auto html = dir / "report.html";
+  write_report(a, html);
+  const std::string page = slurp(html);
+  EXPECT_EQ(page.find("http://"), page.find("http://www.w3.org/2000/svg")) << "nothing is fetched";
+  EXPECT_EQ(page.find("https://"), std::string::npos);
+  EXPECT_EQ(page.find("<script src"), std::string::npos);
+
+  const std::string dom = dump_dom(html);
+  ASSERT_NE(dom.find("data-rendered=\"1\""), std::string::npos) << "the script did not finish";
+  EXPECT_NE(dom.find("data-errors=\"0\""), std::string::npos) << "console errors on load";
+  for (std::size_t g = 0; g < a.gpus.size(); ++g) {
+    const auto& gpu = a.gpus[g];
+    const int pairs = static_cast<int>(gpu.pairs.size());
+    const std::string n = std::to_string(g);
+    EXPECT_EQ(count(figure(dom, "heatmap-min-" + n), "class=\"cell\""), pairs);
+    EXPECT_EQ(count(figure(dom, "heatmap-max-" + n), "class=\"cell\""), pairs);
+    EXPECT_EQ(count(figure(dom, "violin-" + n), "class=\"mark\""), pairs);
+    EXPECT_EQ(count(figure(dom, "violin-" + n), "class=\"violin\""), 2);
+    EXPECT_EQ(count(figure(dom, "scatter-" + n), "class=\"point\""), static_cast<int>(gpu.pairs.front().all.n));
+    EXPECT_NE(figure(dom, "heatmap-min-" + n).find("<title>"), std::string::npos) << "values on hover";
+  }
+  // The second card lacks 1095 MHz: the two cards share 2 pairs.
+  EXPECT_EQ(count(figure(dom, "range-min-0"), "class=\"cell\""), 2);
+  EXPECT_EQ(count(figure(dom, "range-max-0"), "class=\"cell\""), 2);
+  EXPECT_EQ(count(figure(dom, "boxes-0"), "class=\"box\""), 2 * 2);
+  EXPECT_EQ(count(dom, "Save SVG"), 2 * 4 + 1 + 3);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Report, PartialRunShowsItsGaps) {
+  const auto dir = scratch("report-partial");
+  latest::testing::write_sim_results(dir, "h200", 6, {1980, 990}, 5);
+  auto m = nlohmann::json::parse(slurp(dir / "manifest.json"));
+  m["pairs"].erase(0);
+  std::ofstream(dir / "manifest.json") << m.dump();
+  const auto html = dir / "report.html";
+  write_report(analysis::analyse({dir}), html);
+  const std::string dom = dump_dom(html);
+  EXPECT_NE(dom.find("data-errors=\"0\""), std::string::npos);
+  EXPECT_NE(dom.find("have no result yet"), std::string::npos);
+  EXPECT_EQ(count(figure(dom, "heatmap-max-0"), "class=\"gap\""), 1);
+  EXPECT_EQ(count(figure(dom, "heatmap-max-0"), "class=\"cell\""), 1);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace latest::report
