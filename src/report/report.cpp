@@ -22,7 +22,11 @@ json gpu_json(const GpuAnalysis& g, const json& summary, const json& matrices) {
   json pairs = json::array();
   for (const auto& p : g.pairs) {
     const PairMeasurements& m = r.pairs.at({p.pair.init, p.pair.target});
-    pairs.push_back({{"init", p.pair.init}, {"target", p.pair.target}, {"values", m.switching_ms},
+    // 0.1 us is finer than any iteration; rounding keeps a full matrix's page small.
+    std::vector<double> values;
+    values.reserve(m.switching_ms.size());
+    for (double v : m.switching_ms) values.push_back(std::round(v * 1e4) / 1e4);
+    pairs.push_back({{"init", p.pair.init}, {"target", p.pair.target}, {"values", values},
                      {"index", m.index}, {"labels", p.clustering.labels}, {"outliers", p.clustering.noise},
                      {"clusters", p.clustering.clusters}, {"silhouette", num(p.clustering.silhouette)},
                      {"flagged", p.clustering.flagged}, {"min", num(p.filtered.min)}, {"median", num(p.filtered.median)},
