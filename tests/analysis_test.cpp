@@ -127,9 +127,9 @@ TEST(Dbscan, EqualsScikitLearn) {
   std::filesystem::remove_all(dir);
 }
 
-class EveryProfile : public ::testing::TestWithParam<std::pair<std::string, std::vector<Mhz>>> {};
+class AnalysisProfile : public ::testing::TestWithParam<std::pair<std::string, std::vector<Mhz>>> {};
 
-TEST_P(EveryProfile, AnalyseProducesConsistentOutputs) {
+TEST_P(AnalysisProfile, ProducesConsistentOutputs) {
   const auto& [profile, clocks] = GetParam();
   const auto dir = scratch("analysis-" + profile);
   latest::testing::write_sim_results(dir, profile, 3, clocks);
@@ -176,7 +176,7 @@ TEST_P(EveryProfile, AnalyseProducesConsistentOutputs) {
   std::filesystem::remove_all(dir);
 }
 
-INSTANTIATE_TEST_SUITE_P(Sim, EveryProfile,
+INSTANTIATE_TEST_SUITE_P(Sim, AnalysisProfile,
                          ::testing::Values(std::make_pair(std::string("h200"), std::vector<Mhz>{1980, 1500, 990}),
                                            std::make_pair(std::string("gh200"), std::vector<Mhz>{1980, 1305, 900}),
                                            std::make_pair(std::string("a100"), std::vector<Mhz>{1410, 1095, 705}),

@@ -154,6 +154,37 @@ TEST_P(Interrupt, SignalStopsCleanlyAndARerunResumes) {
 INSTANTIATE_TEST_SUITE_P(Signals, Interrupt, ::testing::Values(SIGINT, SIGTERM, SIGHUP),
                          [](const auto& info) { return std::string(strsignal(info.param)).substr(0, 4) + std::to_string(info.param); });
 
+TEST(Cli, SaveTracesKeepsEverySmAroundEachSwitch) {
+  const fs::path dir = scratch("traces");
+  const Result r = run({"--backend", "sim", "--freq", "1980,990", "--pairs", "1980:990", "--min-measurements", "3",
+                        "--max-measurements", "3", "--save-traces", "--output", dir.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  fs::path trace;
+  for (const auto& e : fs::directory_iterator(dir / "traces")) trace = e.path();
+  const std::string text = slurp(trace);
+  EXPECT_EQ(text.substr(0, text.find('\n')), "measurement,sm,iteration,start_from_request_ns,duration_ns");
+  for (const char* m : {"\n1,0,", "\n2,131,", "\n3,77,"}) EXPECT_NE(text.find(m), std::string::npos) << m;
+  EXPECT_NE(text.find(",-"), std::string::npos) << "iterations before the request are kept too";
+  fs::remove_all(dir);
+}
+
+TEST(Cli, AnalyzeAndReportOnTheRunsOwnOutput) {
+  const fs::path dir = scratch("analyze");
+  ASSERT_EQ(run({"--backend", "sim", "--freq", "1980,990", "--max-measurements", "25", "--output", dir.string()}).code, 0);
+  EXPECT_TRUE(fs::exists(dir / "analysis" / "summary.txt")) << "a run ends by analysing its output";
+  EXPECT_TRUE(fs::exists(dir / "report.html"));
+  const Result a = run({"analyze", dir.string(), "--output", (dir / "again").string()});
+  EXPECT_EQ(a.code, 0) << a.err;
+  EXPECT_NE(a.out.find("worst case"), std::string::npos) << a.out;
+  EXPECT_TRUE(fs::exists(dir / "again" / "pairs.csv"));
+  const Result rep = run({"report", dir.string(), "--output", (dir / "r.html").string()});
+  EXPECT_EQ(rep.code, 0) << rep.err;
+  const Result missing = run({"analyze", (dir / "nope").string()});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("no manifest.json"), std::string::npos) << missing.err;
+  fs::remove_all(dir);
+}
+
 TEST(Cli, ADifferentRunIntoTheSameDirectoryIsRefused) {
   const fs::path dir = scratch("other");
   ASSERT_EQ(run({"--backend", "sim", "--freq", "1980,990", "--max-measurements", "25", "--output", dir.string()}).code, 0);

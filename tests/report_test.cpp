@@ -74,6 +74,26 @@ TEST(Report, RendersEveryFigureInChromium) {
   std::filesystem::remove_all(dir);
 }
 
+class ReportProfile : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ReportProfile, RendersFromSimulatorOutput) {
+  const auto dir = scratch("report-" + GetParam());
+  const std::vector<Mhz> clocks = GetParam() == "a100" ? std::vector<Mhz>{1410, 705}
+                                  : GetParam() == "rtx6000" ? std::vector<Mhz>{2100, 1050}
+                                                            : std::vector<Mhz>{1980, 990};
+  latest::testing::write_sim_results(dir, GetParam(), 8, clocks, 25);
+  const auto html = dir / "report.html";
+  write_report(analysis::analyse({dir}), html);
+  const std::string dom = dump_dom(html);
+  EXPECT_NE(dom.find("data-rendered=\"1\""), std::string::npos);
+  EXPECT_NE(dom.find("data-errors=\"0\""), std::string::npos);
+  EXPECT_EQ(count(figure(dom, "heatmap-max-0"), "class=\"cell\""), 2);
+  EXPECT_EQ(count(figure(dom, "scatter-0"), "class=\"point\""), 25);
+  std::filesystem::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sim, ReportProfile, ::testing::Values("h200", "gh200", "a100", "rtx6000"));
+
 TEST(Report, PartialRunShowsItsGaps) {
   const auto dir = scratch("report-partial");
   latest::testing::write_sim_results(dir, "h200", 6, {1980, 990}, 5);
