@@ -17,7 +17,6 @@ struct ThrottleState {
   bool power = false;
   bool other = false;
   std::uint64_t raw_reasons = 0;  // NVML's bit mask where there is one
-  bool any() const { return thermal || power; }
 };
 
 struct Telemetry {

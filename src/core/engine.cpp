@@ -124,8 +124,8 @@ double Engine::wakeup_for(Mhz init) const {
   if (auto it = wakeup_ms_.find(init); it != wakeup_ms_.end()) return it->second;
   if (settings_.plan.wakeup_ms) return *settings_.plan.wakeup_ms;
   double wake = settings_.plan.min_wakeup_ms;
-  for (const auto& cal : state_.calibrations)
-    if (cal.mhz == init && cal.wakeup_ms) wake = std::max(wake, 2 * *cal.wakeup_ms);
+  for (const auto& [key, cal] : calibrations_)
+    if (key.first == init && cal.wakeup_ms) wake = std::max(wake, 2 * *cal.wakeup_ms);
   return wake;
 }
 
@@ -373,7 +373,6 @@ RunState Engine::run(const std::set<std::pair<Mhz, Mhz>>& done) {
   }
   state_.iteration_fmas = iteration_for(state_.capture_ms);
   state_.calibrations.clear();
-  for (Mhz f : settings_.clocks) calibration(f, state_.iteration_fmas);
   for (Mhz f : settings_.clocks) state_.calibrations.push_back(calibration(f, state_.iteration_fmas));
   const std::vector<ClockPair> measured = check_pairs();
   observer_.planned(state_);

@@ -39,7 +39,6 @@ WindowPlan plan_window(double capture_ms, double wakeup_ms, const ClockCalibrati
 
 std::vector<ClockPair> pilot_pairs(const std::vector<ClockPair>& valid) {
   if (valid.empty()) return {};
-  Mhz lo = std::numeric_limits<Mhz>::max(), hi = std::numeric_limits<Mhz>::min();
   std::vector<Mhz> clocks;
   for (const auto& p : valid) {
     clocks.push_back(p.init);
@@ -47,8 +46,7 @@ std::vector<ClockPair> pilot_pairs(const std::vector<ClockPair>& valid) {
   }
   std::sort(clocks.begin(), clocks.end());
   clocks.erase(std::unique(clocks.begin(), clocks.end()), clocks.end());
-  lo = clocks.front();
-  hi = clocks.back();
+  const Mhz lo = clocks.front(), hi = clocks.back();
   const Mhz mid = clocks[clocks.size() / 2];
   std::vector<ClockPair> wanted = {{lo, hi}, {hi, lo}, {mid, hi}, {mid, lo}};
   std::vector<ClockPair> chosen;

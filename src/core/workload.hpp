@@ -22,7 +22,6 @@ struct WorkloadInfo {
   std::string backend;  // "sim", "cuda", "cuda-emulated"
   int sm_count = 0;
   double timer_tick_ns = 0;
-  Mhz reference_mhz = 0;  // the clock the iteration-size estimates start from
 };
 
 class Workload {

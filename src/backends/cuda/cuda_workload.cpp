@@ -91,7 +91,6 @@ CudaWorkload::CudaWorkload(const CudaOptions& options) : options_(options), rng_
 
   info_.backend = options_.emulation ? "cuda-emulated" : "cuda";
   info_.sm_count = prop.multiProcessorCount;
-  info_.reference_mhz = options_.emulation ? options_.emulation->card_mhz : 0;
   check(cudaMalloc(&d_anchors_, sizeof(unsigned long long) * info_.sm_count), "allocating");
   check(cudaMalloc(&d_smids_, sizeof(int) * info_.sm_count), "allocating");
   check(cudaMalloc(&d_flag_, sizeof(unsigned)), "allocating");
@@ -108,7 +107,7 @@ CudaWorkload::CudaWorkload(const CudaOptions& options) : options_(options), rng_
   *h_pong_ = 0;
   *h_flag_ = 0;
   info_.timer_tick_ns = measure_timer_tick_ns();
-  emulated_clock_ = info_.reference_mhz;
+  emulated_clock_ = options_.emulation ? options_.emulation->card_mhz : 0;
 }
 
 CudaWorkload::~CudaWorkload() {

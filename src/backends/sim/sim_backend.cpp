@@ -10,7 +10,7 @@ namespace latest::sim {
 
 WorkloadInfo SimWorkload::info() const {
   const auto& p = gpu_->profile();
-  return {"sim", p.sm_count, p.timer_tick_ns, p.clocks.back()};
+  return {"sim", p.sm_count, p.timer_tick_ns};
 }
 
 DeviceIdentity SimClockControl::identity() {
@@ -34,7 +34,6 @@ void SimClockControl::set_clock(Mhz mhz) {
     throw Error(ExitCode::not_supported, fmt::format("the simulated GPU does not support {} MHz", mhz));
   // The call itself takes time (t_r - t_s).
   gpu_->advance_to(gpu_->now() + static_cast<Nanos>(gpu_->draw_call_latency_ms() * 1e6));
-  changed_ = true;
 }
 
 }  // namespace latest::sim

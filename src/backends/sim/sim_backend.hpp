@@ -41,13 +41,12 @@ class SimClockControl final : public ClockControl {
   DeviceIdentity identity() override;
   std::vector<Mhz> supported_clocks() override { return gpu_->profile().clocks; }
   void set_clock(Mhz mhz) override;
-  void restore() override { changed_ = false; }
+  void restore() override {}  // the simulated card has no prior state to keep
   Telemetry telemetry() override { return gpu_->telemetry(); }
 
  private:
   std::shared_ptr<SimGpu> gpu_;
   int index_;
-  bool changed_ = false;
 };
 
 }  // namespace latest::sim
