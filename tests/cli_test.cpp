@@ -162,7 +162,7 @@ TEST(Cli, SaveTracesKeepsEverySmAroundEachSwitch) {
   fs::path trace;
   for (const auto& e : fs::directory_iterator(dir / "traces")) trace = e.path();
   const std::string text = slurp(trace);
-  EXPECT_EQ(text.substr(0, text.find('\n')), "measurement,sm,iteration,start_from_request_ns,duration_ns");
+  EXPECT_EQ(text.substr(0, text.find('\n')), "measurement,sm,iteration,start_from_request_ns,duration_ns,cycles,effective_mhz");
   for (const char* m : {"\n1,0,", "\n2,131,", "\n3,77,"}) EXPECT_NE(text.find(m), std::string::npos) << m;
   EXPECT_NE(text.find(",-"), std::string::npos) << "iterations before the request are kept too";
   fs::remove_all(dir);

@@ -57,6 +57,14 @@ TEST(Sim, DurationsScaleWithTheClock) {
   EXPECT_NEAR(at_990 / at_1980, 2.0, 0.002);
 }
 
+TEST(Sim, CyclesGiveTheEffectiveClock) {
+  SimGpu gpu(profile_named("h200"), 9);
+  gpu.request_clock(gpu.now(), 1200);
+  gpu.advance_to(gpu.now() + 2'000'000'000);
+  const auto cal = calibrate_from_records(1200, 1024, window(gpu, 1024, 4000), 32);
+  EXPECT_NEAR(cal.effective_mhz, 1200, 1200 * 0.002);
+}
+
 TEST(Sim, SwitchLandsWhereTheTruthSays) {
   SimGpu gpu(profile_named("h200"), 3);
   const Nanos launched = gpu.launch({1024, 0, 100000});  // ~237 ms

@@ -94,6 +94,22 @@ int run_info(const InfoOptions& o) {
                       {"power_w", t.power_w.value_or(NAN)}};
   if (auto* n = dynamic_cast<nvml::NvmlClockControl*>(&c)) {
     auto& lib = n->library();
+    unsigned count = 0;
+    lib.nvmlDeviceGetCount_v2(&count);
+    json all = json::array();
+    fmt::print("GPUs NVML sees ({}):\n", count);
+    for (unsigned i = 0; i < count; ++i) {
+      nvml::nvmlDevice_t d = nullptr;
+      if (lib.nvmlDeviceGetHandleByIndex_v2(i, &d) != 0) continue;
+      char name[96] = {}, uuid[96] = {};
+      nvml::nvmlPciInfo_t pci{};
+      lib.nvmlDeviceGetName(d, name, sizeof name);
+      lib.nvmlDeviceGetUUID(d, uuid, sizeof uuid);
+      lib.nvmlDeviceGetPciInfo_v3(d, &pci);
+      fmt::print("  {} {}  {}  {}{}\n", i, name, uuid, pci.busId, std::string(pci.busId) == id.pci_bus_id ? "  (this one)" : "");
+      all.push_back({{"index", i}, {"name", name}, {"uuid", uuid}, {"pci_bus_id", pci.busId}});
+    }
+    doc["nvml_devices"] = all;
     unsigned sm = 0, app = 0, restricted = 1;
     lib.nvmlDeviceGetClockInfo(n->device(), nvml::NVML_CLOCK_SM, &sm);
     lib.nvmlDeviceGetApplicationsClock(n->device(), nvml::NVML_CLOCK_GRAPHICS, &app);
@@ -162,9 +178,10 @@ int run_info(const InfoOptions& o) {
     for (auto d : sm.duration_ns) raw.add(d);
   const Moments m = raw.moments();
   fmt::print("calibration at the current clock, {} FMAs x {} iterations per SM: mean {:.1f} ns, sd {:.1f} ns "
-             "(band uses {:.1f}); per-SM means {:.1f}–{:.1f} ns, per-SM sd {:.1f}–{:.1f} ns\n",
+             "(band uses {:.1f}); per-SM means {:.1f}–{:.1f} ns, per-SM sd {:.1f}–{:.1f} ns; effective clock "
+             "(clock64 cycles / globaltimer ns) {:.1f} MHz\n",
              o.fmas, o.iterations, m.mean, m.sd, cal.pooled.iteration.sd, means.front(), means.back(), sds.front(),
-             sds.back());
+             sds.back(), cal.effective_mhz);
   fmt::print("window: {} bytes copied, {:.1f} ms wall (kernel + copy), {:.2f} ms host statistics\n", rec.bytes,
              window_s * 1e3, host_ms);
   json hist = json::object();

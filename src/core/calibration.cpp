@@ -45,6 +45,15 @@ ClockCalibration calibrate_from_records(Mhz mhz, std::int64_t iteration_fmas,
     all.push_back(&sm);
   }
   cal.pooled = band_from(pooled, sd_floor, all);
+  double cycles = 0, ns = 0;
+  for (const auto& sm : records.sms) {
+    if (sm.cycles.size() != sm.duration_ns.size()) continue;
+    for (std::size_t i = 0; i < sm.cycles.size(); ++i) {
+      cycles += sm.cycles[i];
+      ns += sm.duration_ns[i];
+    }
+  }
+  cal.effective_mhz = ns > 0 ? cycles / ns * 1000.0 : 0.0;
   return cal;
 }
 

@@ -24,6 +24,7 @@ struct ClockCalibration {
   Band pooled;
   std::vector<Band> per_sm;  // indexed by SM; n == 0 where the SM gave too few
   std::optional<double> wakeup_ms;  // request to arrival, from the first kernel
+  double effective_mhz = 0;         // clock64 cycles over %globaltimer ns, all SMs (0: no cycles)
   // SMs that gave fewer than this many iterations fall back to the pooled band.
   static constexpr std::int64_t min_sm_samples = 100;
   const Band& band_for(int sm) const {

@@ -53,7 +53,9 @@ void Engine::set_clock(Mhz mhz) {
 
 void SyncStats::add(const TimerSync& s) {
   const double host_s = static_cast<double>(s.host_ns) / 1e9;
+  last_offset_ns = s.offset_ns;
   if (count == 0) {
+    first_offset_ns = s.offset_ns;
     first_host_s_ = host_s;
     min_uncertainty_ns = max_uncertainty_ns = s.uncertainty_ns;
   }
@@ -229,6 +231,7 @@ Engine::Attempt Engine::measure_once(ClockPair pair, const WindowPlan& plan) {
   row.sync_uncertainty_us = std::max(sync.uncertainty_ns, after.uncertainty_ns) / 1e3;
   row.temperature_c = tel.temperature_c;
   row.power_w = tel.power_w;
+  row.memory_mhz = tel.memory_mhz;
   row.truth = workload_.truth();
   return a;
 }
@@ -252,7 +255,8 @@ void Engine::keep_traces(PairResult& result, const Attempt& a, int index) {
     const std::size_t from = first > static_cast<std::size_t>(margin) ? first - static_cast<std::size_t>(margin) : 0;
     const std::size_t to = std::min(sm.duration_ns.size(), last + static_cast<std::size_t>(margin) + 1);
     for (std::size_t i = from; i < to; ++i)
-      result.traces.push_back({index, sm.sm, static_cast<std::int64_t>(i), starts[i] - a.request_gpu_ns, sm.duration_ns[i]});
+      result.traces.push_back({index, sm.sm, static_cast<std::int64_t>(i), starts[i] - a.request_gpu_ns,
+                               sm.duration_ns[i], i < sm.cycles.size() ? sm.cycles[i] : 0u});
   }
 }
 

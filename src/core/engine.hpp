@@ -65,6 +65,7 @@ struct MeasurementRow {
   double sync_uncertainty_us = 0;
   std::optional<double> temperature_c;
   std::optional<double> power_w;
+  std::optional<Mhz> memory_mhz;  // kept in the manifest per pair; the CSV's columns are fixed
   std::optional<SwitchTruth> truth;
 };
 
@@ -75,6 +76,7 @@ struct TraceRow {
   std::int64_t iteration = 0;
   Nanos start_from_request_ns = 0;
   std::uint32_t duration_ns = 0;
+  std::uint32_t cycles = 0;  // 0 where the backend gives none
 };
 
 struct PairResult {
@@ -106,6 +108,7 @@ struct SyncStats {
   double max_round_trip_ns = 0;
   double drift_ppm = 0;
   double max_gap_s = 0;
+  Nanos first_offset_ns = 0, last_offset_ns = 0;
   double max_drift_between_syncs_ns = 0;
   // Running sums for the fit: host seconds since the first sync, offset ns.
   void add(const TimerSync& s);

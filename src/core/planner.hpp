@@ -13,7 +13,7 @@ namespace latest {
 struct PlanSettings {
   std::int64_t delay_iterations = 500;         // at the initial clock before t_s
   std::int64_t confirmation_iterations = 1000; // at the target clock after the capture
-  std::int64_t max_recorded_iterations = 32768;// per SM per window: 128 KiB of records
+  std::int64_t max_recorded_iterations = 32768;// per SM per window: 256 KiB of records
   std::int64_t min_iteration_fmas = 256;       // the finest resolution offered
   std::optional<std::int64_t> iteration_fmas;  // user override: fixed iteration length
   std::optional<double> capture_ms;            // user override: skips the pilot
@@ -45,7 +45,7 @@ struct WindowPlan {
   double capture_ms = 0;
   double gpu_ms = 0;                    // expected device time of one measurement
   std::int64_t bytes_per_window(int sms) const {
-    return static_cast<std::int64_t>(sms) * (8 + 4 * recorded_iterations);
+    return static_cast<std::int64_t>(sms) * (8 + 8 * recorded_iterations);  // anchor + ns and cycles
   }
 };
 

@@ -45,13 +45,15 @@ struct WindowSpec {
   std::int64_t iterations = 0;
 };
 
-// Compact per-SM records: iteration i spans
+// Compact per-SM records (8 bytes an iteration): iteration i spans
 // [start_i, start_i + duration_ns[i]], and start_{i+1} = start_i + duration_ns[i]
 // because one %globaltimer read closes an iteration and opens the next.
 struct SmRecords {
   int sm = 0;
   Nanos first_start_ns = 0;
   std::vector<std::uint32_t> duration_ns;
+  // clock64() cycles of each iteration: cycles / ns is its effective clock.
+  std::vector<std::uint32_t> cycles;
 };
 
 struct WindowRecords {

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <fmt/chrono.h>
@@ -69,6 +70,7 @@ json to_json(const ClockCalibration& cal) {
           {"sd_ns", cal.pooled.iteration.sd},
           {"outside_2sd_fraction", cal.pooled.outside_fraction},
           {"wakeup_ms", cal.wakeup_ms ? json(*cal.wakeup_ms) : json(nullptr)},
+          {"effective_mhz", cal.effective_mhz > 0 ? json(cal.effective_mhz) : json(nullptr)},
           {"per_sm", per_sm}};
 }
 
@@ -151,6 +153,8 @@ void ResultStore::record_state(const RunState& s) {
   for (const auto& [mhz, why] : s.unusable_clocks) unusable[std::to_string(mhz)] = why;
   manifest_["unusable_clocks"] = unusable;
   manifest_["timer_sync"] = {{"count", s.sync.count},
+                             {"first_offset_ns", s.sync.first_offset_ns},
+                             {"last_offset_ns", s.sync.last_offset_ns},
                              {"min_uncertainty_us", s.sync.min_uncertainty_ns / 1e3},
                              {"max_uncertainty_us", s.sync.max_uncertainty_ns / 1e3},
                              {"max_round_trip_us", s.sync.max_round_trip_ns / 1e3},
@@ -173,14 +177,19 @@ void ResultStore::pair_finished(const PairResult& r, const RunState& state) {
     write_file_atomically(dir_ / name, measurements_csv(r.rows));
     j["file"] = name;
     if (!r.traces.empty()) {
-      std::string csv = "measurement,sm,iteration,start_from_request_ns,duration_ns\n";
+      std::string csv = "measurement,sm,iteration,start_from_request_ns,duration_ns,cycles,effective_mhz\n";
       for (const auto& t : r.traces)
-        csv += fmt::format("{},{},{},{},{}\n", t.measurement, t.sm, t.iteration, t.start_from_request_ns, t.duration_ns);
+        csv += fmt::format("{},{},{},{},{},{},{:.1f}\n", t.measurement, t.sm, t.iteration, t.start_from_request_ns,
+                           t.duration_ns, t.cycles, t.duration_ns ? 1000.0 * t.cycles / t.duration_ns : 0.0);
       write_file_atomically(dir_ / "traces" / name, csv);
       j["trace_file"] = "traces/" + name;
     }
   }
   j["measurements"] = r.rows.size();
+  std::set<Mhz> memory;
+  for (const auto& row : r.rows)
+    if (row.memory_mhz) memory.insert(*row.memory_mhz);
+  j["memory_mhz_seen"] = memory;
   j["rse"] = std::isfinite(r.rse) ? json(r.rse) : json(nullptr);
   j["discarded"] = r.discarded;
   j["failed"] = r.failed;

@@ -115,6 +115,7 @@ CudaWorkload::~CudaWorkload() {
   if (stream_) cudaStreamSynchronize(static_cast<cudaStream_t>(stream_));
   cudaFree(d_anchors_);
   cudaFree(d_durations_);
+  cudaFree(d_cycles_);
   cudaFree(d_smids_);
   cudaFree(d_flag_);
   cudaFree(d_flip_seen_);
@@ -172,13 +173,16 @@ Nanos CudaWorkload::launch(const WindowSpec& spec) {
   const auto need = sms * static_cast<std::size_t>(std::max<std::int64_t>(spec.iterations, 1));
   if (need > durations_capacity_) {
     cudaFree(d_durations_);
-    d_durations_ = nullptr;
+    cudaFree(d_cycles_);
+    d_durations_ = d_cycles_ = nullptr;
     check(cudaMalloc(&d_durations_, need * sizeof(std::uint32_t)), "allocating the window's records");
+    check(cudaMalloc(&d_cycles_, need * sizeof(std::uint32_t)), "allocating the window's records");
     durations_capacity_ = need;
   }
   WindowKernelArgs a;
   a.anchors = d_anchors_;
   a.durations = d_durations_;
+  a.cycles = d_cycles_;
   a.smids = d_smids_;
   a.warmup = spec.warmup_iterations;
   a.iterations = spec.iterations;
@@ -238,10 +242,13 @@ WindowRecords CudaWorkload::collect() {
   std::vector<unsigned long long> anchors(sms);
   std::vector<int> smids(sms);
   std::vector<std::uint32_t> durations(sms * static_cast<std::size_t>(spec.iterations));
+  std::vector<std::uint32_t> cycles(durations.size());
   check(cudaMemcpy(anchors.data(), d_anchors_, sms * sizeof(unsigned long long), cudaMemcpyDeviceToHost), "copying");
   check(cudaMemcpy(smids.data(), d_smids_, sms * sizeof(int), cudaMemcpyDeviceToHost), "copying");
   check(cudaMemcpy(durations.data(), d_durations_, durations.size() * sizeof(std::uint32_t), cudaMemcpyDeviceToHost),
         "copying the records");
+  check(cudaMemcpy(cycles.data(), d_cycles_, cycles.size() * sizeof(std::uint32_t), cudaMemcpyDeviceToHost),
+        "copying the cycle counts");
   // Exactly one recording block per SM, or the per-SM statistics mean nothing.
   std::set<int> seen(smids.begin(), smids.end());
   if (seen.size() != sms || *seen.begin() < 0 || *seen.rbegin() >= info_.sm_count)
@@ -254,10 +261,12 @@ WindowRecords CudaWorkload::collect() {
     SmRecords& r = out.sms[static_cast<std::size_t>(smids[b])];
     r.sm = smids[b];
     r.first_start_ns = static_cast<Nanos>(anchors[b]);
-    r.duration_ns.assign(durations.begin() + static_cast<std::ptrdiff_t>(b * spec.iterations),
-                         durations.begin() + static_cast<std::ptrdiff_t>((b + 1) * spec.iterations));
+    const auto from = static_cast<std::ptrdiff_t>(b * spec.iterations);
+    const auto to = static_cast<std::ptrdiff_t>((b + 1) * spec.iterations);
+    r.duration_ns.assign(durations.begin() + from, durations.begin() + to);
+    r.cycles.assign(cycles.begin() + from, cycles.begin() + to);
   }
-  out.bytes = static_cast<std::int64_t>(anchors.size() * 8 + smids.size() * 4 + durations.size() * 4);
+  out.bytes = static_cast<std::int64_t>(anchors.size() * 8 + smids.size() * 4 + durations.size() * 8);
   if (options_.emulation && pending_target_) {
     const Nanos flipped = flipped_at_;
     if (flipped > 0) {

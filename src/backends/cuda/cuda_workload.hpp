@@ -74,6 +74,7 @@ class CudaWorkload final : public Workload {
   // Device buffers, grown as windows need.
   unsigned long long* d_anchors_ = nullptr;
   std::uint32_t* d_durations_ = nullptr;
+  std::uint32_t* d_cycles_ = nullptr;
   int* d_smids_ = nullptr;
   std::size_t durations_capacity_ = 0;
   unsigned* d_flag_ = nullptr;

@@ -63,13 +63,20 @@ __global__ void window_kernel(WindowKernelArgs a) {
   float x = 1.0f + threadIdx.x;
   for (long long i = 0; i < a.warmup; ++i) x = fma_chain(x, fmas_now());
   unsigned long long prev = global_timer();
+  long long prev_cycles = clock64();
   if (recorder) a.anchors[blockIdx.x] = prev;
   std::uint32_t* out = a.durations + blockIdx.x * a.iterations;
+  std::uint32_t* out_cycles = a.cycles + blockIdx.x * a.iterations;
   for (long long i = 0; i < a.iterations; ++i) {
     x = fma_chain(x, fmas_now());
     const unsigned long long now = global_timer();
-    if (recorder) out[i] = static_cast<std::uint32_t>(now - prev);
+    const long long now_cycles = clock64();
+    if (recorder) {
+      out[i] = static_cast<std::uint32_t>(now - prev);
+      out_cycles[i] = static_cast<std::uint32_t>(now_cycles - prev_cycles);
+    }
     prev = now;
+    prev_cycles = now_cycles;
   }
   if (x == 12345.678f) a.smids[blockIdx.x] = -1;  // keeps the chain alive
   if (recorder && blockIdx.x == 0) done = 1;

@@ -8,7 +8,8 @@ namespace latest::cuda {
 
 struct WindowKernelArgs {
   unsigned long long* anchors = nullptr;  // per block: %globaltimer before iteration 0
-  std::uint32_t* durations = nullptr;     // [block][iterations]
+  std::uint32_t* durations = nullptr;     // [block][iterations]: %globaltimer ns
+  std::uint32_t* cycles = nullptr;        // [block][iterations]: clock64() cycles
   int* smids = nullptr;                   // per block
   long long warmup = 0;
   long long iterations = 0;

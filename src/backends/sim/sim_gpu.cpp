@@ -149,6 +149,7 @@ void SimGpu::generate_sm(const WindowSpec& spec, int s, std::uint64_t window_see
   };
   rec.sm = s;
   rec.duration_ns.resize(static_cast<std::size_t>(spec.iterations));
+  rec.cycles.resize(static_cast<std::size_t>(spec.iterations));
   Nanos prev = quantise(t);
   rec.first_start_ns = prev;
   const bool slow_ones = noise.slow_iteration_probability > 0;
@@ -158,6 +159,7 @@ void SimGpu::generate_sm(const WindowSpec& spec, int s, std::uint64_t window_see
     t = advance_one(t, seg, c);
     const Nanos obs = std::max(prev, quantise(t));
     rec.duration_ns[static_cast<std::size_t>(i)] = static_cast<std::uint32_t>(obs - prev);
+    rec.cycles[static_cast<std::size_t>(i)] = static_cast<std::uint32_t>(std::lround(c));
     prev = obs;
   }
   end_ns = t;
@@ -188,7 +190,7 @@ WindowRecords SimGpu::collect() {
     work(0, sms);
   }
   for (const auto& rec : out.sms)
-    out.bytes += static_cast<std::int64_t>(sizeof(Nanos) + rec.duration_ns.size() * sizeof(std::uint32_t));
+    out.bytes += static_cast<std::int64_t>(sizeof(Nanos) + (rec.duration_ns.size() + rec.cycles.size()) * sizeof(std::uint32_t));
   advance_to(to_host(static_cast<Nanos>(*std::max_element(ends.begin(), ends.end()))));
   return out;
 }
