@@ -186,7 +186,7 @@ void add_measure_options(CLI::App& app, MeasureOptions& o) {
   app.add_option("--seed", o.backend.seed, "simulator seed; the same seed gives the same run")->capture_default_str();
   app.add_flag("--plan", o.plan_only, "print the pairs, the planned windows and the GPU time, then exit");
   app.add_flag("--save-traces", o.save_traces, "keep each SM's records around every switch (traces/)");
-  auto* expert = &app;
+  auto* expert = app.add_option_group("Expert options");
   expert->add_flag("--include-inseparable", o.include_inseparable,
                    "also measure pairs whose ±2σ bands overlap more than --max-band-overlap");
   expert->add_option("--max-band-overlap", o.max_band_overlap, "separability gate, 0 (disjoint bands) to 1")
@@ -201,7 +201,7 @@ void add_measure_options(CLI::App& app, MeasureOptions& o) {
   expert->add_option("--sim-thermal-at", o.backend.sim_thermal_at_s, "simulator: thermal events at these seconds")
       ->delimiter(',');
   expert->add_option("--sim-power-cap", o.backend.sim_power_cap_mhz, "simulator: clocks above this MHz cannot be held");
-  add_device_options(app, o.backend);
+  add_device_options(*app.add_option_group("Device and safety"), o.backend);
 }
 
 int run_measure(const MeasureOptions& o) {
