@@ -352,6 +352,9 @@ PairResult Engine::measure_pair(ClockPair pair, std::size_t number, std::size_t 
   } catch (const SkipPair& skip) {
     result.status = "skipped";
     result.reason = skip.reason;
+    // Measured while a clock could not be held, or in a pair that never
+    // settled: not results, but counted so that nothing vanishes unseen.
+    if (!result.rows.empty()) result.discarded["pair_skipped"] += static_cast<int>(result.rows.size());
     result.rows.clear();
     result.traces.clear();
   }
