@@ -154,6 +154,23 @@ TEST_P(Interrupt, SignalStopsCleanlyAndARerunResumes) {
 INSTANTIATE_TEST_SUITE_P(Signals, Interrupt, ::testing::Values(SIGINT, SIGTERM, SIGHUP),
                          [](const auto& info) { return std::string(strsignal(info.param)).substr(0, 4) + std::to_string(info.param); });
 
+TEST(Cli, TheSameSeedGivesTheSameRun) {
+  const fs::path a = scratch("seed-a"), b = scratch("seed-b"), c = scratch("seed-c");
+  const auto args = [](const fs::path& dir, const char* seed) {
+    return std::vector<std::string>{"--backend", "sim", "--freq", "1980,990", "--pairs", "1980:990", "--min-measurements",
+                                    "5", "--max-measurements", "5", "--seed", seed, "--output", dir.string()};
+  };
+  ASSERT_EQ(run(args(a, "7")).code, 0);
+  ASSERT_EQ(run(args(b, "7")).code, 0);
+  ASSERT_EQ(run(args(c, "8")).code, 0);
+  std::string name;
+  for (const auto& e : fs::directory_iterator(a))
+    if (e.path().extension() == ".csv") name = e.path().filename();
+  EXPECT_EQ(slurp(a / name), slurp(b / name));
+  EXPECT_NE(slurp(a / name), slurp(c / name));
+  for (const auto& d : {a, b, c}) fs::remove_all(d);
+}
+
 TEST(Cli, SaveTracesKeepsEverySmAroundEachSwitch) {
   const fs::path dir = scratch("traces");
   const Result r = run({"--backend", "sim", "--freq", "1980,990", "--pairs", "1980:990", "--min-measurements", "3",
