@@ -157,10 +157,9 @@ class Engine {
   // Measures every pair not in `done`. Returns the state the manifest records.
   RunState run(const std::set<std::pair<Mhz, Mhz>>& done = {});
 
+ private:
   // Phase 1 for one clock at one iteration length (cached).
   const ClockCalibration& calibration(Mhz mhz, std::int64_t iteration_fmas);
-
- private:
   struct Attempt {
     Measurement measurement;
     MeasurementRow row;

@@ -44,9 +44,6 @@ struct WindowPlan {
   double delay_ms = 0;                  // host sleep after launch before t_s
   double capture_ms = 0;
   double gpu_ms = 0;                    // expected device time of one measurement
-  std::int64_t bytes_per_window(int sms) const {
-    return static_cast<std::int64_t>(sms) * (8 + 8 * recorded_iterations);  // anchor + ns and cycles
-  }
 };
 
 WindowPlan plan_window(double capture_ms, double wakeup_ms, const ClockCalibration& initial,

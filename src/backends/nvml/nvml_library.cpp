@@ -89,7 +89,6 @@ void NvmlLibrary::call_setter(const std::string& what, const std::function<nvmlR
   if (read_only_)
     throw Error(ExitCode::no_permission, fmt::format("{} refused: read-only mode", what),
                 "drop --read-only / LATEST_READ_ONLY=1 to let latest change clocks");
-  ++setter_calls_;
   check(call(setters_), what);
 }
 

@@ -33,7 +33,7 @@ class NvmlLibrary {
   std::string error_string(nvmlReturn_t rc) const;
 
   // The only way to change the card. In read-only mode it refuses without
-  // calling NVML. Counts calls, so tests can prove read-only makes none.
+  // calling NVML (the fake NVML counts calls, so tests prove it makes none).
   struct Setters {
 #define LATEST_NVML_MEMBER(name, params) nvmlReturn_t(*name) params = nullptr;
     LATEST_NVML_SETTERS(LATEST_NVML_MEMBER)
@@ -41,8 +41,6 @@ class NvmlLibrary {
   };
   void call_setter(const std::string& what, const std::function<nvmlReturn_t(const Setters&)>& call);
   bool read_only() const { return read_only_; }
-  int setter_calls() const { return setter_calls_; }
-  const std::string& path() const { return path_; }
 
  private:
   NvmlLibrary() = default;
@@ -50,7 +48,6 @@ class NvmlLibrary {
   const char* (*error_string_)(nvmlReturn_t) = nullptr;
   Setters setters_;
   bool read_only_ = false;
-  int setter_calls_ = 0;
   std::string path_;
 };
 

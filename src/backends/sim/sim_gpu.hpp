@@ -31,7 +31,6 @@ class SimGpu {
   // The modelled clock starts to change after the profile's latency.
   void request_clock(Nanos host_ns, Mhz target);
   std::optional<SwitchTruth> last_truth() const { return last_truth_; }
-  Mhz requested_clock() const { return requested_; }
   double draw_call_latency_ms();
 
   Nanos launch(const WindowSpec& spec);
