@@ -56,13 +56,12 @@ json table_json(const TableTwo& t) {
   return {{"pairs", t.pairs}, {"worst_case", case_json(t.worst)}, {"best_case", case_json(t.best)}};
 }
 
-const PairAnalysis* find(const GpuAnalysis& g, Mhz a, Mhz b) {
-  for (const auto& p : g.pairs)
-    if (p.pair == ClockPair{a, b}) return &p;
-  return nullptr;
-}
-
 }  // namespace
+
+const PairAnalysis* GpuAnalysis::find(Mhz init, Mhz target) const {
+  const auto it = index_.find({init, target});
+  return it == index_.end() ? nullptr : &pairs[it->second];
+}
 
 Stats stats_of(std::vector<double> xs) {
   Stats s;
@@ -117,6 +116,7 @@ GpuAnalysis analyse_gpu(const GpuResults& r, const AdaptiveSettings& settings) {
   for (const auto& [key, m] : r.pairs) clocks.insert({key.first, key.second});
   for (const auto& [key, why] : r.skipped) clocks.insert({key.first, key.second});
   g.clocks.assign(clocks.begin(), clocks.end());
+  for (std::size_t i = 0; i < g.pairs.size(); ++i) g.index_[{g.pairs[i].pair.init, g.pairs[i].pair.target}] = i;
   g.switching = table_two(g.pairs, false);
   g.transition = table_two(g.pairs, true);
   return g;
@@ -136,7 +136,7 @@ json matrices_json(const Analysis& a) {
     for (Mhz init : g.clocks) {
       json rmin = json::array(), rmax = json::array();
       for (Mhz target : g.clocks) {
-        const PairAnalysis* p = find(g, init, target);
+        const PairAnalysis* p = g.find(init, target);
         rmin.push_back(p ? number_or_null(p->filtered.min) : json(nullptr));
         rmax.push_back(p ? number_or_null(p->filtered.max) : json(nullptr));
       }
@@ -211,7 +211,7 @@ void write_analysis(const Analysis& a, const fs::path& out) {
       mmin += fmt::format("{},{},{}", g.results->host, g.results->uuid, init);
       mmax += fmt::format("{},{},{}", g.results->host, g.results->uuid, init);
       for (Mhz target : all_clocks) {
-        const PairAnalysis* p = find(g, init, target);
+        const PairAnalysis* p = g.find(init, target);
         mmin += "," + (p ? csv_number(p->filtered.min) : std::string());
         mmax += "," + (p ? csv_number(p->filtered.max) : std::string());
       }

@@ -3,6 +3,7 @@
 // DBSCAN, per-pair statistics with and without them, best- and worst-case
 // matrices per GPU, and the paper's Table II.
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +48,12 @@ struct GpuAnalysis {
   std::vector<PairAnalysis> pairs;
   std::vector<Mhz> clocks;  // matrix axes: every clock in a measured or requested pair
   TableTwo switching, transition;
+  // The pair's analysis, or nullptr when it was not measured.
+  const PairAnalysis* find(Mhz init, Mhz target) const;
+
+ private:
+  friend GpuAnalysis analyse_gpu(const GpuResults&, const AdaptiveSettings&);
+  std::map<std::pair<Mhz, Mhz>, std::size_t> index_;
 };
 
 GpuAnalysis analyse_gpu(const GpuResults& results, const AdaptiveSettings& settings = {});

@@ -90,30 +90,20 @@ Backends open_cuda(const BackendOptions& o) {
   cuda::CudaOptions co;
   co.cuda_index = cuda_index;
   co.warps = o.warps;
-  std::unique_ptr<nvml::NvmlClockControl> nvml_clocks;
   Backends b;
   if (o.emulation) {
-    // Read-only NVML, if there is one: identity, clock table and the card's own clock.
+    // Read-only NVML: identity, clock table, telemetry and the card's own clock.
     nvml::NvmlOptions ro;
     ro.read_only = true;
-    Mhz card = 0;
-    try {
-      ro.device = cuda::bus_id_of(cuda_index);
-      nvml_clocks = nvml::NvmlClockControl::open(ro);
-      unsigned mhz = 0;
-      if (nvml_clocks->library().nvmlDeviceGetClockInfo(nvml_clocks->device(), nvml::NVML_CLOCK_SM, &mhz) == 0) card = static_cast<Mhz>(mhz);
-    } catch (const Error&) {
-      nvml_clocks.reset();
-    }
-    if (card <= 0) throw Error(ExitCode::not_supported, "cannot read the card's SM clock for emulated switching");
-    co.emulation = cuda::Emulation{card, o.emulation->min_latency_ms, o.emulation->max_latency_ms, o.seed};
-    auto workload = std::make_unique<cuda::CudaWorkload>(co);
-    DeviceIdentity id;
-    id.name = workload->device_name();
-    id.pci_bus_id = workload->pci_bus_id();
-    id.index = cuda_index;
-    b.clocks = std::make_unique<cuda::EmulatedClockControl>(std::move(nvml_clocks), id, card);
-    b.workload = std::move(workload);
+    ro.device = cuda::bus_id_of(cuda_index);
+    auto nvml_clocks = nvml::NvmlClockControl::open(ro);
+    unsigned card = 0;
+    nvml_clocks->library().check(
+        nvml_clocks->library().nvmlDeviceGetClockInfo(nvml_clocks->device(), nvml::NVML_CLOCK_SM, &card),
+        "reading the card's SM clock for emulated switching");
+    co.emulation = cuda::Emulation{static_cast<Mhz>(card), o.emulation->min_latency_ms, o.emulation->max_latency_ms, o.seed};
+    b.workload = std::make_unique<cuda::CudaWorkload>(co);
+    b.clocks = std::make_unique<cuda::EmulatedClockControl>(std::move(nvml_clocks));
     return b;
   }
   auto workload = std::make_unique<cuda::CudaWorkload>(co);
@@ -124,14 +114,6 @@ Backends open_cuda(const BackendOptions& o) {
 #endif
 
 }  // namespace
-
-bool built_with_cuda() {
-#ifdef LATEST_WITH_CUDA
-  return true;
-#else
-  return false;
-#endif
-}
 
 std::unique_ptr<ClockControl> open_nvml_clocks(const BackendOptions& o) {
   return nvml::NvmlClockControl::open(nvml_options(o, o.device));

@@ -42,7 +42,4 @@ Backends open_backends(const BackendOptions& options);
 // Opens only the NVML clock side (for `latest reset` and `latest info`).
 std::unique_ptr<ClockControl> open_nvml_clocks(const BackendOptions& options);
 
-// Whether this build has the CUDA backend.
-bool built_with_cuda();
-
 }  // namespace latest::cli

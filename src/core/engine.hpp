@@ -2,7 +2,6 @@
 // The methodology end to end (SPEC §3.1–§3.4): calibration, pair validity,
 // pilot, the measurement loop with its stopping and throttling rules. Written
 // only against the Workload and ClockControl interfaces.
-#include <atomic>
 #include <functional>
 #include <map>
 #include <optional>

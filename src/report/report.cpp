@@ -71,11 +71,6 @@ json models_json(const Analysis& a) {
     std::set<Mhz> clock_set;
     for (const auto* g : gpus) clock_set.insert(g->clocks.begin(), g->clocks.end());
     const std::vector<Mhz> clocks(clock_set.begin(), clock_set.end());
-    auto lookup = [](const GpuAnalysis* g, Mhz a, Mhz b) -> const PairAnalysis* {
-      for (const auto& p : g->pairs)
-        if (p.pair == ClockPair{a, b}) return &p;
-      return nullptr;
-    };
     json range_min = json::array(), range_max = json::array();
     std::vector<std::pair<double, ClockPair>> spreads;
     for (Mhz x : clocks) {
@@ -84,7 +79,7 @@ json models_json(const Analysis& a) {
         double lo_min = INFINITY, hi_min = -INFINITY, lo_max = INFINITY, hi_max = -INFINITY;
         bool all = x != y;
         for (const auto* g : gpus) {
-          const PairAnalysis* p = all ? lookup(g, x, y) : nullptr;
+          const PairAnalysis* p = all ? g->find(x, y) : nullptr;
           if (!p || p->filtered.n == 0) {
             all = false;
             break;
@@ -109,7 +104,7 @@ json models_json(const Analysis& a) {
       json per_gpu = json::array();
       for (const auto* g : gpus) {
         const auto& m = g->results->pairs.at({pair.init, pair.target});
-        const PairAnalysis* p = lookup(g, pair.init, pair.target);
+        const PairAnalysis* p = g->find(pair.init, pair.target);
         std::vector<double> kept;
         for (std::size_t j = 0; j < m.switching_ms.size(); ++j)
           if (p->clustering.labels[j] >= 0) kept.push_back(m.switching_ms[j]);
