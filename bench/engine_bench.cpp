@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include "backends/sim/sim_backend.hpp"
+#include "core/accuracy.hpp"
 #include "core/detection.hpp"
 #include "core/engine.hpp"
 #include "core/statistics.hpp"
@@ -48,35 +49,27 @@ void BM_EngineAccuracyAndCost(benchmark::State& state) {
     Quiet quiet;
     Engine engine(workload, clocks, s, quiet);
     const RunState st = engine.run();
-    std::vector<double> err_us, err_iter, gpu_s;
-    double bytes = 0, cpu = 0, windows = 0, n = 0;
+    const Accuracy acc = accuracy_against_truth(quiet.results, st.calibrations);
+    std::vector<double> abs_us, gpu_s;
+    for (const auto& m : acc.measurements) abs_us.push_back(std::abs(m.error_us));
+    double bytes = 0, cpu = 0, windows = 0;
     for (const auto& r : quiet.results) {
-      double it_ns = 0;
-      for (const auto& c : st.calibrations)
-        if (c.mhz == r.pair.target) it_ns = c.pooled.iteration.mean;
-      for (const auto& row : r.rows) {
-        const double e = (row.switching_ms - row.truth->switching_ms) * 1e6;
-        err_us.push_back(e / 1e3);
-        err_iter.push_back(e / it_ns);
-      }
       gpu_s.push_back(r.gpu_seconds);
       bytes += static_cast<double>(r.bytes);
       cpu += r.host_cpu_seconds;
       windows += r.windows;
-      n += static_cast<double>(r.rows.size());
     }
-    std::vector<double> abs_us;
-    for (double e : err_us) abs_us.push_back(std::abs(e));
-    state.counters["err_iter_p50"] = quantile(err_iter, 0.5);
-    state.counters["err_iter_p95"] = quantile(err_iter, 0.95);
-    state.counters["err_iter_p99"] = quantile(err_iter, 0.99);
-    state.counters["err_iter_max"] = quantile(err_iter, 1.0);
-    state.counters["err_iter_min"] = quantile(err_iter, 0.0);
+    const Spread err_iter = acc.error_iterations.value_or(Spread{});
+    state.counters["err_iter_p50"] = err_iter.median;
+    state.counters["err_iter_p95"] = err_iter.p95;
+    state.counters["err_iter_p99"] = err_iter.p99;
+    state.counters["err_iter_max"] = err_iter.max;
+    state.counters["err_iter_min"] = err_iter.min;
     state.counters["abs_err_us_p50"] = quantile(abs_us, 0.5);
     state.counters["abs_err_us_max"] = quantile(abs_us, 1.0);
     state.counters["gpu_s_per_pair_median"] = quantile(gpu_s, 0.5);
     state.counters["gpu_s_per_pair_max"] = quantile(gpu_s, 1.0);
-    state.counters["measurements"] = n;
+    state.counters["measurements"] = static_cast<double>(acc.measurements.size());
     state.counters["MB_per_window"] = bytes / windows / 1e6;
     state.counters["host_ms_per_window"] = cpu / windows * 1e3;
     state.counters["iteration_fmas"] = static_cast<double>(st.iteration_fmas);

@@ -163,7 +163,9 @@ TEST_P(AnalysisProfile, ProducesConsistentOutputs) {
         continue;
       }
       for (const auto& p : g.pairs)
-        if (p.pair == ClockPair{axes[i].get<Mhz>(), axes[j].get<Mhz>()}) EXPECT_DOUBLE_EQ(v.get<double>(), p.filtered.max);
+        if (p.pair == ClockPair{axes[i].get<Mhz>(), axes[j].get<Mhz>()}) {
+          EXPECT_DOUBLE_EQ(v.get<double>(), p.filtered.max);
+        }
     }
   // One row per measurement, with cluster and outlier columns.
   const std::string rows = slurp(out / "measurements.csv");

@@ -38,7 +38,7 @@ PairResult measured(Mhz a, Mhz b) {
   row.sync_uncertainty_us = 1.2;
   r.rows.push_back(row);
   row.index = 2;
-  row.truth = SwitchTruth{5.2, 1.4, std::nullopt};
+  row.truth = SwitchTruth{5.2, 1.4};
   row.temperature_c = 51.5;
   r.rows.push_back(row);
   r.rse = 0.01;

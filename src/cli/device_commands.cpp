@@ -14,6 +14,7 @@
 #include "cli/arguments.hpp"
 #include "cli/measure_command.hpp"
 #include "cli/run_session.hpp"
+#include "core/accuracy.hpp"
 #include "core/calibration.hpp"
 #include "core/error.hpp"
 #include "results/atomic_file.hpp"
@@ -203,11 +204,77 @@ void add_selftest_command(CLI::App& app, SelftestOptions& o) {
   cmd->add_option("-f,--freq", o.freq, "clocks to emulate (default: the card's clock and about half)");
   cmd->add_option("--latency-ms", o.latency_ms, "L is uniform in MIN:MAX ms")->capture_default_str();
   cmd->add_option("-n,--measurements", o.measurements, "measurements per pair")->capture_default_str();
+  cmd->add_option("--iteration-fmas", o.iteration_fmas,
+                  "fix the iteration length, the time resolution (default: sized from the window)");
   cmd->add_option("-o,--output", o.output, "result directory")->capture_default_str();
   cmd->add_option("-d,--device", o.backend.device, "GPU: index, UUID or PCI bus id")->capture_default_str();
   cmd->add_option("--seed", o.backend.seed, "seed for L")->capture_default_str();
   cmd->add_option("--warps", o.backend.warps, "warps per SM")->capture_default_str();
 }
+
+namespace {
+
+json to_json(const Spread& s) {
+  return {{"n", s.n}, {"min", s.min}, {"median", s.median}, {"p95", s.p95}, {"p99", s.p99}, {"max", s.max}};
+}
+
+json to_json(const Accuracy& a) {
+  json doc = {{"error_us", to_json(a.error_us)}};
+  const auto put = [&](const char* key, const std::optional<Spread>& s) {
+    if (s) doc[key] = to_json(*s);
+  };
+  put("error_target_iterations", a.error_iterations);
+  put("delivery_us", a.delivery_us);
+  put("in_effect_us", a.in_effect_us);
+  put("error_minus_in_effect_us", a.residual_us);
+  put("error_minus_in_effect_target_iterations", a.residual_iterations);
+  put("excess_over_bound_us", a.excess_us);
+  doc["within_bound"] = a.within_bound();
+  json rows = json::array();
+  for (const auto& m : a.measurements) {
+    json r = {{"init_mhz", m.pair.init}, {"target_mhz", m.pair.target}, {"true_ms", m.true_ms},
+              {"measured_ms", m.measured_ms}, {"error_us", m.error_us}, {"sync_uncertainty_us", m.sync_uncertainty_us}};
+    const auto put_value = [&](const char* key, std::optional<double> v) {
+      if (v) r[key] = *v;
+    };
+    put_value("target_iteration_ns", m.target_iteration_ns);
+    put_value("delivery_us", m.delivery_us);
+    put_value("in_effect_us", m.in_effect_us);
+    put_value("error_minus_in_effect_us", m.residual_us);
+    put_value("bound_us", m.bound_us);
+    rows.push_back(std::move(r));
+  }
+  doc["measurements"] = std::move(rows);
+  return doc;
+}
+
+void print_spread(const char* what, const Spread& s) {
+  fmt::print("{}: median {:.2f}, p95 {:.2f}, p99 {:.2f}, max {:.2f}, min {:.2f}\n", what, s.median, s.p95, s.p99,
+             s.max, s.min);
+}
+
+void print_selftest_summary(const Accuracy& a, const EmulationOptions& em) {
+  fmt::print("selftest: {} measurements, L uniform in {}–{} ms\n", a.measurements.size(), em.min_latency_ms,
+             em.max_latency_ms);
+  print_spread("error (measured - true), us", a.error_us);
+  if (a.delivery_us) print_spread("delivery (flip -> block 0's poll read it), us", *a.delivery_us);
+  if (a.in_effect_us) print_spread("in effect (flip -> every SM runs the target length), us", *a.in_effect_us);
+  if (a.residual_us) print_spread("error - in effect, us", *a.residual_us);
+  if (a.residual_iterations) print_spread("error - in effect, target iterations", *a.residual_iterations);
+  std::map<std::pair<Mhz, Mhz>, std::vector<double>> by_pair;
+  for (const auto& m : a.measurements) by_pair[{m.pair.init, m.pair.target}].push_back(m.error_us);
+  for (const auto& [pair, errors] : by_pair)
+    fmt::print("  {} -> {} MHz: {} measurements, median error {:.2f} us\n", pair.first, pair.second, errors.size(),
+               spread_of(errors).median);
+  if (a.excess_us)
+    fmt::print("criterion (median of error - in effect within one target iteration + sync uncertainty): {} "
+               "(median excess {:+.2f} us)\n",
+               a.within_bound() ? "met" : "NOT met", a.excess_us->median);
+  else
+    fmt::print("criterion: not evaluated (no measurement knows when the switch took effect)\n");
+}
+
+}  // namespace
 
 int run_selftest(const SelftestOptions& o) {
   EmulationOptions em;
@@ -222,6 +289,8 @@ int run_selftest(const SelftestOptions& o) {
     throw Error(ExitCode::usage, fmt::format("--latency-ms '{}' is not MIN:MAX with 0 < MIN <= MAX", o.latency_ms),
                 "e.g. --latency-ms 1:50");
   if (o.measurements < 1) throw Error(ExitCode::usage, "--measurements must be at least 1");
+  if (o.iteration_fmas && *o.iteration_fmas < 8)
+    throw Error(ExitCode::usage, "--iteration-fmas must be at least 8", "e.g. --iteration-fmas 256");
   if (!directory_writable(o.output))
     throw Error(ExitCode::usage, fmt::format("cannot write the output directory {}", o.output));
   BackendOptions b = o.backend;
@@ -247,61 +316,27 @@ int run_selftest(const SelftestOptions& o) {
   // L's range is known, so no pilot: the capture holds the longest L.
   s.plan.capture_ms = em.max_latency_ms * 1.5 + 5;
   s.plan.max_capture_ms = std::max(s.plan.max_capture_ms, *s.plan.capture_ms);
+  s.plan.iteration_fmas = o.iteration_fmas;
   const json settings_doc = {{"selftest", true},         {"freq_mhz", clocks}, {"latency_ms", {em.min_latency_ms, em.max_latency_ms}},
                              {"measurements", o.measurements}, {"seed", b.seed}, {"warps", b.warps},
                              {"capture_ms", *s.plan.capture_ms}};
   const SessionResult session = run_session(backends, s, settings_doc, o.output);
 
-  std::vector<double> err_us, delivery_us, residual_us;
-  for (const auto& r : session.results)
-    for (const auto& row : r.rows) {
-      if (!row.truth) continue;
-      const double e = (row.switching_ms - row.truth->switching_ms) * 1e3;
-      err_us.push_back(e);
-      if (row.truth->delivery_us) {
-        delivery_us.push_back(*row.truth->delivery_us);
-        residual_us.push_back(e - *row.truth->delivery_us);
-      }
-    }
-  if (err_us.empty()) throw Error(ExitCode::internal, "selftest: no measurement was accepted");
-  auto summary = [](std::vector<double> xs) {
-    std::sort(xs.begin(), xs.end());
-    return json{{"n", xs.size()},
-                {"min", xs.front()},
-                {"median", quantile_sorted(xs, 0.5)},
-                {"p95", quantile_sorted(xs, 0.95)},
-                {"p99", quantile_sorted(xs, 0.99)},
-                {"max", xs.back()}};
-  };
+  const Accuracy acc = accuracy_against_truth(session.results, session.state.calibrations);
+  if (acc.measurements.empty()) throw Error(ExitCode::internal, "selftest: no measurement was accepted");
   json doc = {{"latency_ms", {em.min_latency_ms, em.max_latency_ms}},
-              {"error_us", summary(err_us)},
               {"iteration_fmas", session.state.iteration_fmas},
               {"sync", {{"min_uncertainty_us", session.state.sync.min_uncertainty_ns / 1e3},
                         {"max_uncertainty_us", session.state.sync.max_uncertainty_ns / 1e3},
-                        {"drift_ppm", session.state.sync.drift_ppm}}}};
-  if (!delivery_us.empty()) {
-    doc["delivery_us"] = summary(delivery_us);
-    doc["error_minus_delivery_us"] = summary(residual_us);
-  }
+                        {"drift_ppm", session.state.sync.drift_ppm}}},
+              {"accuracy", to_json(acc)}};
   json iterations = json::object();
   for (const auto& cal : session.state.calibrations) iterations[std::to_string(cal.mhz)] = cal.pooled.iteration.mean;
   doc["iteration_ns"] = iterations;
   write_file_atomically(std::filesystem::path(o.output) / "selftest.json", doc.dump(2) + "\n");
-  const auto& e = doc["error_us"];
-  fmt::print("selftest: {} measurements, L uniform in {}–{} ms\n", err_us.size(), em.min_latency_ms, em.max_latency_ms);
-  fmt::print("error (measured - true), us: median {:.2f}, p95 {:.2f}, p99 {:.2f}, max {:.2f}, min {:.2f}\n",
-             e["median"].get<double>(), e["p95"].get<double>(), e["p99"].get<double>(), e["max"].get<double>(),
-             e["min"].get<double>());
-  if (!delivery_us.empty()) {
-    const auto& d = doc["delivery_us"];
-    const auto& r = doc["error_minus_delivery_us"];
-    fmt::print("delivery delay, us: median {:.2f}, p95 {:.2f}, max {:.2f}\n", d["median"].get<double>(),
-               d["p95"].get<double>(), d["max"].get<double>());
-    fmt::print("error minus delivery, us: median {:.2f}, p95 {:.2f}, max {:.2f}\n", r["median"].get<double>(),
-               r["p95"].get<double>(), r["max"].get<double>());
-  }
+  print_selftest_summary(acc, em);
   fmt::print("results and selftest.json in {}\n", o.output);
-  return 0;
+  return acc.within_bound() || !acc.excess_us ? 0 : 1;
 }
 
 }  // namespace latest::cli

@@ -61,12 +61,37 @@ struct WindowRecords {
   std::int64_t bytes = 0;  // what crossed from the device
 };
 
+// Emulated switching's own record of one switch (SPEC §5.2). The host flips
+// a mapped word; block 0 polls it and broadcasts it; each SM takes up the
+// target's iteration length at its next iteration boundary.
+struct EmulatedSwitch {
+  Nanos flip_host_ns = 0;             // the host wrote the word (host clock)
+  std::optional<Nanos> seen_gpu_ns;   // block 0's poll read it
+  std::optional<Nanos> in_effect_gpu_ns;  // the last SM began its first target-length iteration
+};
+
 // Known truth of the latest switch, from the simulator or emulated switching.
 struct SwitchTruth {
+  SwitchTruth() = default;
+  explicit SwitchTruth(double switching, double transition = 0) : switching_ms(switching), transition_ms(transition) {}
   double switching_ms = 0;   // arrival - request
   double transition_ms = 0;  // arrival - departure
-  std::optional<double> delivery_us;  // emulated switching: GPU saw the flip - host wrote it
+  std::optional<EmulatedSwitch> emulated;
+  // From `emulated`, mapped with the syncs around the window
+  // (resolve_emulated_delays): the flip's delivery delays, host write to
+  std::optional<double> delivery_us;   // ... block 0's poll seeing it (PCIe);
+  std::optional<double> in_effect_us;  // ... the switch being in effect on every SM.
 };
+
+// Fills the delivery delays of an emulated switch, mapping the host's flip
+// time onto the GPU axis exactly as the request time is mapped.
+inline void resolve_emulated_delays(SwitchTruth& truth, const TimerSync& before, const TimerSync& after) {
+  if (!truth.emulated) return;
+  const Nanos flip = to_gpu_between(before, after, truth.emulated->flip_host_ns);
+  if (truth.emulated->seen_gpu_ns) truth.delivery_us = static_cast<double>(*truth.emulated->seen_gpu_ns - flip) / 1e3;
+  if (truth.emulated->in_effect_gpu_ns)
+    truth.in_effect_us = static_cast<double>(*truth.emulated->in_effect_gpu_ns - flip) / 1e3;
+}
 
 struct DeviceIdentity {
   std::string name;

@@ -95,6 +95,7 @@ CudaWorkload::CudaWorkload(const CudaOptions& options) : options_(options), rng_
   check(cudaMalloc(&d_smids_, sizeof(int) * info_.sm_count), "allocating");
   check(cudaMalloc(&d_flag_, sizeof(unsigned)), "allocating");
   check(cudaMalloc(&d_flip_seen_, sizeof(unsigned long long)), "allocating");
+  check(cudaMalloc(&d_switch_iterations_, sizeof(int) * info_.sm_count), "allocating");
   void* words = nullptr;
   // With unified addressing (every 64-bit Linux) a mapped host pointer is also the device pointer.
   check(cudaHostAlloc(&words, 64, cudaHostAllocMapped), "allocating mapped memory");
@@ -119,6 +120,7 @@ CudaWorkload::~CudaWorkload() {
   cudaFree(d_smids_);
   cudaFree(d_flag_);
   cudaFree(d_flip_seen_);
+  cudaFree(d_switch_iterations_);
   if (h_ping_) cudaFreeHost(const_cast<unsigned*>(h_ping_));
   if (stream_) cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
 }
@@ -156,7 +158,6 @@ TimerSync CudaWorkload::synchronize() {
   }
   check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream_)), "finishing the timer sync");
   best.uncertainty_ns = best.round_trip_ns / 2;
-  last_sync_ = best;
   return best;
 }
 
@@ -193,9 +194,13 @@ Nanos CudaWorkload::launch(const WindowSpec& spec) {
     check(cudaMemsetAsync(d_flag_, 0, sizeof(unsigned), static_cast<cudaStream_t>(stream_)), "clearing the flag");
     check(cudaMemsetAsync(d_flip_seen_, 0, sizeof(unsigned long long), static_cast<cudaStream_t>(stream_)),
           "clearing the flip stamp");
+    check(cudaMemsetAsync(d_switch_iterations_, 0xff, sizeof(int) * info_.sm_count,
+                          static_cast<cudaStream_t>(stream_)),
+          "clearing the switch iterations");
     a.host_flag = h_flag_;
     a.device_flag = d_flag_;
     a.flip_seen_ns = d_flip_seen_;
+    a.switch_iterations = d_switch_iterations_;
   }
   pending_ = spec;
   pending_target_ = 0;
@@ -268,17 +273,35 @@ WindowRecords CudaWorkload::collect() {
   }
   out.bytes = static_cast<std::int64_t>(anchors.size() * 8 + smids.size() * 4 + durations.size() * 8);
   if (options_.emulation && pending_target_) {
-    const Nanos flipped = flipped_at_;
-    if (flipped > 0) {
-      truth_ = SwitchTruth{static_cast<double>(flipped - requested_at_) / 1e6, 0.0, std::nullopt};
-      unsigned long long seen_ns = 0;
-      check(cudaMemcpy(&seen_ns, d_flip_seen_, sizeof seen_ns, cudaMemcpyDeviceToHost), "copying");
-      if (last_sync_ && seen_ns > 0)
-        truth_->delivery_us = static_cast<double>(static_cast<Nanos>(seen_ns) - last_sync_->to_gpu(flipped)) / 1e3;
-    }
+    truth_ = emulated_truth(out, smids);
     emulated_clock_ = pending_target_;
   }
   return out;
+}
+
+std::optional<SwitchTruth> CudaWorkload::emulated_truth(const WindowRecords& records, const std::vector<int>& smids) {
+  const Nanos flipped = flipped_at_;
+  if (flipped <= 0) return std::nullopt;  // the window ended before L
+  SwitchTruth truth{static_cast<double>(flipped - requested_at_) / 1e6};
+  EmulatedSwitch& em = truth.emulated.emplace();
+  em.flip_host_ns = flipped;
+  unsigned long long seen_ns = 0;
+  check(cudaMemcpy(&seen_ns, d_flip_seen_, sizeof seen_ns, cudaMemcpyDeviceToHost), "copying");
+  if (seen_ns > 0) em.seen_gpu_ns = static_cast<Nanos>(seen_ns);
+  // Blocks wrote by block index; the records are by SM id.
+  const auto sms = static_cast<std::size_t>(info_.sm_count);
+  std::vector<int> switched(sms);
+  check(cudaMemcpy(switched.data(), d_switch_iterations_, sms * sizeof(int), cudaMemcpyDeviceToHost), "copying");
+  Nanos last = 0;
+  for (std::size_t b = 0; b < sms; ++b) {
+    const SmRecords& r = records.sms[static_cast<std::size_t>(smids[b])];
+    if (switched[b] < 0) return truth;  // an SM never took it up: no in-effect time
+    Nanos start = r.first_start_ns;
+    for (int i = 0; i < switched[b]; ++i) start += r.duration_ns[static_cast<std::size_t>(i)];
+    last = std::max(last, start);
+  }
+  em.in_effect_gpu_ns = last;
+  return truth;
 }
 
 }  // namespace latest::cuda

@@ -64,6 +64,8 @@ class CudaWorkload final : public Workload {
   void check(int rc, const char* what) const;
   int fmas_for(std::int64_t fmas, Mhz clock) const;
   void join_flipper();
+  // The truth of the window's emulated switch; `smids` maps blocks to SMs.
+  std::optional<SwitchTruth> emulated_truth(const WindowRecords& records, const std::vector<int>& smids);
 
   CudaOptions options_;
   WorkloadInfo info_;
@@ -79,6 +81,7 @@ class CudaWorkload final : public Workload {
   std::size_t durations_capacity_ = 0;
   unsigned* d_flag_ = nullptr;
   unsigned long long* d_flip_seen_ = nullptr;
+  int* d_switch_iterations_ = nullptr;
   // Mapped pinned words for sync and emulation.
   volatile unsigned* h_ping_ = nullptr;
   volatile unsigned long long* h_stamp_ = nullptr;
@@ -94,7 +97,6 @@ class CudaWorkload final : public Workload {
   Nanos requested_at_ = 0;
   std::mt19937_64 rng_;
   std::optional<SwitchTruth> truth_;
-  std::optional<TimerSync> last_sync_;
 };
 
 }  // namespace latest::cuda

@@ -67,8 +67,11 @@ __global__ void window_kernel(WindowKernelArgs a) {
   if (recorder) a.anchors[blockIdx.x] = prev;
   std::uint32_t* out = a.durations + blockIdx.x * a.iterations;
   std::uint32_t* out_cycles = a.cycles + blockIdx.x * a.iterations;
+  long long switched_at = -1;
   for (long long i = 0; i < a.iterations; ++i) {
-    x = fma_chain(x, fmas_now());
+    const int fmas = fmas_now();
+    if (fmas != a.fmas && switched_at < 0) switched_at = i;
+    x = fma_chain(x, fmas);
     const unsigned long long now = global_timer();
     const long long now_cycles = clock64();
     if (recorder) {
@@ -79,6 +82,7 @@ __global__ void window_kernel(WindowKernelArgs a) {
     prev_cycles = now_cycles;
   }
   if (x == 12345.678f) a.smids[blockIdx.x] = -1;  // keeps the chain alive
+  if (recorder && emulating) a.switch_iterations[blockIdx.x] = static_cast<int>(switched_at);
   if (recorder && blockIdx.x == 0) done = 1;
 }
 

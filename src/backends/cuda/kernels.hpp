@@ -20,6 +20,9 @@ struct WindowKernelArgs {
   volatile unsigned* host_flag = nullptr;
   unsigned* device_flag = nullptr;          // device word block 0 broadcasts through
   unsigned long long* flip_seen_ns = nullptr;  // device: when block 0 saw the host flip
+  // Per block: the first recorded iteration run at the target's length, -1
+  // if none. Its start is when the emulated switch took effect on that SM.
+  int* switch_iterations = nullptr;
 };
 
 // One block per SM (dynamic shared memory keeps a second out), `warps` warps

@@ -71,7 +71,7 @@ void SimGpu::request_clock(Nanos host_ns, Mhz target) {
   }
   latency_ms = std::max(latency_ms, 0.05);
   const double transition_ms = std::abs(to - from) < 1 ? 0.0 : latency_ms * model.transition_fraction;
-  last_truth_ = SwitchTruth{latency_ms, transition_ms, std::nullopt};
+  last_truth_ = SwitchTruth{latency_ms, transition_ms};
 
   // A new request overrides any change still pending.
   const Nanos arrival = g + static_cast<Nanos>(latency_ms * 1e6);

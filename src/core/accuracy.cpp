@@ -1,0 +1,86 @@
+#include "core/accuracy.hpp"
+
+#include <algorithm>
+
+#include "core/statistics.hpp"
+
+namespace latest {
+
+Spread spread_of(std::vector<double> xs) {
+  Spread s;
+  s.n = xs.size();
+  if (xs.empty()) return s;
+  std::sort(xs.begin(), xs.end());
+  s.min = xs.front();
+  s.median = quantile_sorted(xs, 0.5);
+  s.p95 = quantile_sorted(xs, 0.95);
+  s.p99 = quantile_sorted(xs, 0.99);
+  s.max = xs.back();
+  return s;
+}
+
+namespace {
+
+std::optional<double> target_iteration_ns(const PairResult& r, const std::vector<ClockCalibration>& calibrations) {
+  for (const auto& c : calibrations)
+    if (c.mhz == r.pair.target && c.iteration_fmas == r.iteration_fmas) return c.pooled.iteration.mean;
+  return std::nullopt;
+}
+
+// The spread of one optional field over the measurements that have it.
+template <typename Field>
+std::optional<Spread> spread_where(const std::vector<TruthComparison>& ms, Field field) {
+  std::vector<double> xs;
+  for (const auto& m : ms)
+    if (auto v = field(m)) xs.push_back(*v);
+  if (xs.empty()) return std::nullopt;
+  return spread_of(std::move(xs));
+}
+
+}  // namespace
+
+Accuracy accuracy_against_truth(const std::vector<PairResult>& results,
+                                const std::vector<ClockCalibration>& calibrations) {
+  Accuracy a;
+  for (const auto& r : results) {
+    const auto iteration_ns = target_iteration_ns(r, calibrations);
+    for (const auto& row : r.rows) {
+      if (!row.truth) continue;
+      TruthComparison m;
+      m.pair = r.pair;
+      m.true_ms = row.truth->switching_ms;
+      m.measured_ms = row.switching_ms;
+      m.error_us = (row.switching_ms - row.truth->switching_ms) * 1e3;
+      m.target_iteration_ns = iteration_ns;
+      m.sync_uncertainty_us = row.sync_uncertainty_us;
+      m.delivery_us = row.truth->delivery_us;
+      m.in_effect_us = row.truth->in_effect_us;
+      if (m.in_effect_us) m.residual_us = m.error_us - *m.in_effect_us;
+      if (m.residual_us && iteration_ns) m.bound_us = *iteration_ns / 1e3 + m.sync_uncertainty_us;
+      a.measurements.push_back(m);
+    }
+  }
+  std::vector<double> errors;
+  for (const auto& m : a.measurements) errors.push_back(m.error_us);
+  a.error_us = spread_of(std::move(errors));
+  const auto in_iterations = [](std::optional<double> us, std::optional<double> iteration_ns) -> std::optional<double> {
+    if (!us || !iteration_ns || *iteration_ns <= 0) return std::nullopt;
+    return *us * 1e3 / *iteration_ns;
+  };
+  a.error_iterations = spread_where(a.measurements, [&](const TruthComparison& m) {
+    return in_iterations(m.error_us, m.target_iteration_ns);
+  });
+  a.delivery_us = spread_where(a.measurements, [](const TruthComparison& m) { return m.delivery_us; });
+  a.in_effect_us = spread_where(a.measurements, [](const TruthComparison& m) { return m.in_effect_us; });
+  a.residual_us = spread_where(a.measurements, [](const TruthComparison& m) { return m.residual_us; });
+  a.residual_iterations = spread_where(a.measurements, [&](const TruthComparison& m) {
+    return in_iterations(m.residual_us, m.target_iteration_ns);
+  });
+  a.excess_us = spread_where(a.measurements, [](const TruthComparison& m) -> std::optional<double> {
+    if (!m.residual_us || !m.bound_us) return std::nullopt;
+    return *m.residual_us - *m.bound_us;
+  });
+  return a;
+}
+
+}  // namespace latest

@@ -1,0 +1,123 @@
+// Accuracy against known truth: the numbers `latest selftest` and the
+// engine benchmark report, on measurements whose answers are made up here.
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "core/accuracy.hpp"
+
+namespace latest {
+namespace {
+
+TEST(Accuracy, SpreadUsesNumpyQuantiles) {
+  const Spread s = spread_of({5, 1, 4, 2, 3, 10, 7, 6, 9, 8});
+  EXPECT_EQ(s.n, 10u);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.median, 5.5);
+  EXPECT_DOUBLE_EQ(s.p95, 9.55);  // numpy.quantile(range(1, 11), 0.95)
+  EXPECT_DOUBLE_EQ(s.p99, 9.91);
+  EXPECT_DOUBLE_EQ(s.max, 10);
+  EXPECT_EQ(spread_of({}).n, 0u);
+}
+
+TEST(Accuracy, EmulatedDelaysMapTheFlipLikeTheRequest) {
+  // The GPU clock runs 1000 ns/s ahead between the syncs; the flip, half-way,
+  // maps with half of that.
+  TimerSync before, after;
+  before.host_ns = 0;
+  before.offset_ns = 1'000;
+  after.host_ns = 1'000'000'000;
+  after.offset_ns = 2'000;
+  SwitchTruth t{10.0};
+  t.emulated = EmulatedSwitch{500'000'000, 500'001'500 + 2'100, 500'001'500 + 4'500};
+  resolve_emulated_delays(t, before, after);
+  ASSERT_TRUE(t.delivery_us && t.in_effect_us);
+  EXPECT_DOUBLE_EQ(*t.delivery_us, 2.1);
+  EXPECT_DOUBLE_EQ(*t.in_effect_us, 4.5);
+
+  SwitchTruth unseen{10.0};
+  unseen.emulated = EmulatedSwitch{500'000'000, std::nullopt, std::nullopt};
+  resolve_emulated_delays(unseen, before, after);
+  EXPECT_FALSE(unseen.delivery_us || unseen.in_effect_us);
+}
+
+ClockCalibration calibration(Mhz mhz, std::int64_t fmas, double mean_ns) {
+  ClockCalibration c;
+  c.mhz = mhz;
+  c.iteration_fmas = fmas;
+  c.pooled.iteration = {1000, mean_ns, 16};
+  return c;
+}
+
+// Emulated measurements whose error is in-effect delay + `residual_iterations`
+// target iterations + noise, as the method gives when t_e is found exactly.
+PairResult emulated_pair(ClockPair pair, double target_ns, double residual_iterations, std::mt19937_64& rng) {
+  PairResult r;
+  r.pair = pair;
+  r.iteration_fmas = 1024;
+  std::uniform_real_distribution<double> latency_ms(1, 50), in_effect_us(3, 8), noise_us(-0.05, 0.05);
+  for (int i = 0; i < 50; ++i) {
+    MeasurementRow row;
+    SwitchTruth t{latency_ms(rng)};
+    t.delivery_us = 2.0;
+    t.in_effect_us = in_effect_us(rng);
+    row.switching_ms = t.switching_ms + (*t.in_effect_us + residual_iterations * target_ns / 1e3 + noise_us(rng)) / 1e3;
+    row.sync_uncertainty_us = 1.1;
+    row.truth = t;
+    r.rows.push_back(row);
+  }
+  return r;
+}
+
+TEST(Accuracy, OneTargetIterationAfterTheSwitchIsWithinTheBound) {
+  std::mt19937_64 rng(11);
+  const std::vector<ClockCalibration> cals = {calibration(1980, 1024, 2500), calibration(990, 1024, 4800)};
+  const std::vector<PairResult> results = {emulated_pair({1980, 990}, 4800, 1.0, rng),
+                                           emulated_pair({990, 1980}, 2500, 1.0, rng)};
+  const Accuracy a = accuracy_against_truth(results, cals);
+  ASSERT_EQ(a.measurements.size(), 100u);
+  ASSERT_TRUE(a.residual_iterations && a.excess_us && a.in_effect_us && a.delivery_us);
+  EXPECT_NEAR(a.residual_iterations->median, 1.0, 0.03);
+  EXPECT_NEAR(a.residual_iterations->max, 1.0, 0.03);
+  EXPECT_NEAR(a.excess_us->median, -1.1, 0.06);
+  EXPECT_TRUE(a.within_bound());
+  EXPECT_DOUBLE_EQ(a.delivery_us->median, 2.0);
+  EXPECT_GE(a.in_effect_us->min, 3);
+  EXPECT_LE(a.in_effect_us->max, 8);
+  // Every measurement knows its own target iteration and bound.
+  for (const auto& m : a.measurements) {
+    ASSERT_TRUE(m.target_iteration_ns && m.bound_us);
+    EXPECT_DOUBLE_EQ(*m.bound_us, *m.target_iteration_ns / 1e3 + 1.1);
+  }
+}
+
+TEST(Accuracy, TwoTargetIterationsAreNot) {
+  std::mt19937_64 rng(12);
+  const std::vector<ClockCalibration> cals = {calibration(1980, 1024, 2500), calibration(990, 1024, 4800)};
+  const Accuracy a = accuracy_against_truth({emulated_pair({1980, 990}, 4800, 2.0, rng)}, cals);
+  EXPECT_NEAR(a.residual_iterations->median, 2.0, 0.03);
+  EXPECT_NEAR(a.excess_us->median, 4.8 - 1.1, 0.06);
+  EXPECT_FALSE(a.within_bound());
+}
+
+TEST(Accuracy, WithoutEmulationOnlyTheErrorIsKnown) {
+  PairResult r;
+  r.pair = {1500, 600};
+  r.iteration_fmas = 2048;
+  MeasurementRow with, without;
+  with.switching_ms = 12.006;
+  with.truth = SwitchTruth{12.0, 3.0};
+  r.rows = {with, without};
+  // Calibrated at another iteration length only: no target iteration.
+  const Accuracy a = accuracy_against_truth({r}, {calibration(600, 1024, 5000)});
+  ASSERT_EQ(a.measurements.size(), 1u);
+  EXPECT_NEAR(a.error_us.median, 6.0, 1e-9);
+  EXPECT_FALSE(a.error_iterations || a.residual_us || a.excess_us);
+  EXPECT_FALSE(a.within_bound());
+  const Accuracy b = accuracy_against_truth({r}, {calibration(600, 2048, 5000)});
+  ASSERT_TRUE(b.error_iterations);
+  EXPECT_NEAR(b.error_iterations->median, 1.2, 1e-9);
+}
+
+}  // namespace
+}  // namespace latest
