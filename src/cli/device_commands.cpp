@@ -206,6 +206,7 @@ void add_selftest_command(CLI::App& app, SelftestOptions& o) {
   cmd->add_option("-n,--measurements", o.measurements, "measurements per pair")->capture_default_str();
   cmd->add_option("--iteration-fmas", o.iteration_fmas,
                   "fix the iteration length, the time resolution (default: sized from the window)");
+  cmd->add_flag("--save-traces", o.save_traces, "keep each SM's records around every switch (traces/)");
   cmd->add_option("-o,--output", o.output, "result directory")->capture_default_str();
   cmd->add_option("-d,--device", o.backend.device, "GPU: index, UUID or PCI bus id")->capture_default_str();
   cmd->add_option("--seed", o.backend.seed, "seed for L")->capture_default_str();
@@ -238,6 +239,7 @@ json to_json(const Accuracy& a) {
       if (v) r[key] = *v;
     };
     put_value("target_iteration_ns", m.target_iteration_ns);
+    put_value("flip_bracket_us", m.flip_bracket_us);
     put_value("delivery_us", m.delivery_us);
     put_value("in_effect_us", m.in_effect_us);
     put_value("error_minus_in_effect_us", m.residual_us);
@@ -317,6 +319,7 @@ int run_selftest(const SelftestOptions& o) {
   s.plan.capture_ms = em.max_latency_ms * 1.5 + 5;
   s.plan.max_capture_ms = std::max(s.plan.max_capture_ms, *s.plan.capture_ms);
   s.plan.iteration_fmas = o.iteration_fmas;
+  s.save_traces = o.save_traces;
   const json settings_doc = {{"selftest", true},         {"freq_mhz", clocks}, {"latency_ms", {em.min_latency_ms, em.max_latency_ms}},
                              {"measurements", o.measurements}, {"seed", b.seed}, {"warps", b.warps},
                              {"capture_ms", *s.plan.capture_ms}};

@@ -30,6 +30,7 @@ struct SelftestOptions {
   std::string latency_ms = "1:50";
   int measurements = 100;  // per pair
   std::optional<std::int64_t> iteration_fmas;  // default: sized from the window, as in a measurement
+  bool save_traces = false;
   std::string output = "latest-selftest";
 };
 void add_selftest_command(CLI::App& app, SelftestOptions& options);

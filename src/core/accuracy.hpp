@@ -26,6 +26,7 @@ struct TruthComparison {
   double error_us = 0;                     // measured - true
   std::optional<double> target_iteration_ns;  // the target's calibrated iteration
   double sync_uncertainty_us = 0;
+  std::optional<double> flip_bracket_us;  // emulation: how closely the host dated its flip
   std::optional<double> delivery_us;   // emulation: flip -> block 0's poll read it
   std::optional<double> in_effect_us;  // emulation: flip -> every SM runs the target length
   std::optional<double> residual_us;   // emulation: error - in_effect

@@ -66,6 +66,7 @@ struct WindowRecords {
 // target's iteration length at its next iteration boundary.
 struct EmulatedSwitch {
   Nanos flip_host_ns = 0;             // the host wrote the word (host clock)
+  Nanos flip_bracket_ns = 0;          // between the two host reads around that write
   std::optional<Nanos> seen_gpu_ns;   // block 0's poll read it
   std::optional<Nanos> in_effect_gpu_ns;  // the last SM began its first target-length iteration
 };

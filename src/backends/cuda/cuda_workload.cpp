@@ -68,11 +68,19 @@ void CudaWorkload::check(int rc, const char* what) const {
 }
 
 CudaWorkload::CudaWorkload(const CudaOptions& options) : options_(options), rng_(options.emulation ? options.emulation->seed : 1) {
-  // Pin the measuring thread: the request time and the sync must not move cores.
+  // Pin the measuring thread: the request time and the sync must not move
+  // cores. The flipper gets the other allowed cores, so neither preempts the
+  // other between a timestamp and the write it dates.
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed);
+  const int cpu = sched_getcpu() >= 0 ? sched_getcpu() : 0;
   cpu_set_t set;
   CPU_ZERO(&set);
-  CPU_SET(sched_getcpu() >= 0 ? sched_getcpu() : 0, &set);
+  CPU_SET(cpu, &set);
   pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+  flipper_cpus_ = allowed;
+  if (CPU_COUNT(&flipper_cpus_) > 1) CPU_CLR(cpu, &flipper_cpus_);
 
   check(cudaSetDevice(options_.cuda_index), "selecting the device");
   cudaDeviceProp prop{};
@@ -228,10 +236,15 @@ void CudaWorkload::clock_requested(Nanos host_ns, Mhz target) {
   const Nanos when = host_ns + static_cast<Nanos>(latency_ms * 1e6);
   const auto fmas = static_cast<unsigned>(fmas_for(pending_->iteration_fmas, target));
   flipper_ = std::thread([this, when, fmas] {
+    pthread_setaffinity_np(pthread_self(), sizeof flipper_cpus_, &flipper_cpus_);
     MonotonicRawTime clock;
     clock.sleep_until(when);
+    // The write is dated by the midpoint of two reads around it.
+    const Nanos before = clock.now_ns();
     *h_flag_ = fmas;
-    flipped_at_ = clock.now_ns();
+    const Nanos after = clock.now_ns();
+    flip_bracket_ns_ = after - before;
+    flipped_at_ = before + (after - before) / 2;
   });
 }
 
@@ -285,6 +298,7 @@ std::optional<SwitchTruth> CudaWorkload::emulated_truth(const WindowRecords& rec
   SwitchTruth truth{static_cast<double>(flipped - requested_at_) / 1e6};
   EmulatedSwitch& em = truth.emulated.emplace();
   em.flip_host_ns = flipped;
+  em.flip_bracket_ns = flip_bracket_ns_;
   unsigned long long seen_ns = 0;
   check(cudaMemcpy(&seen_ns, d_flip_seen_, sizeof seen_ns, cudaMemcpyDeviceToHost), "copying");
   if (seen_ns > 0) em.seen_gpu_ns = static_cast<Nanos>(seen_ns);

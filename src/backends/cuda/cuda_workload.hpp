@@ -4,6 +4,8 @@
 // and, for `latest selftest`, emulated switching: at host time t_s + L the
 // host flips a mapped word and the kernel's iterations take the length the
 // target clock would give, without any clock changing (SPEC §5.2).
+#include <sched.h>
+
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -94,6 +96,8 @@ class CudaWorkload final : public Workload {
   Mhz pending_target_ = 0;
   std::thread flipper_;
   std::atomic<Nanos> flipped_at_{0};
+  std::atomic<Nanos> flip_bracket_ns_{0};
+  cpu_set_t flipper_cpus_{};
   Nanos requested_at_ = 0;
   std::mt19937_64 rng_;
   std::optional<SwitchTruth> truth_;
