@@ -45,8 +45,8 @@ double Engine::seconds_since_start() {
   return static_cast<double>(workload_.time().now_ns() - started_ns_) / 1e9;
 }
 
-void Engine::set_clock(Mhz mhz) {
-  workload_.clock_requested(workload_.time().now_ns(), mhz);
+void Engine::set_clock(Mhz mhz, std::optional<Nanos> requested_at) {
+  workload_.clock_requested(requested_at.value_or(workload_.time().now_ns()), mhz);
   clocks_.set_clock(mhz);
   current_clock_ = mhz;
 }
@@ -205,7 +205,7 @@ Engine::Attempt Engine::measure_once(ClockPair pair, const WindowPlan& plan) {
   const Nanos launched = workload_.launch({plan.iteration_fmas, 0, plan.recorded_iterations});
   time.sleep_until(launched + static_cast<Nanos>(plan.delay_ms * 1e6));
   const Nanos t_s = time.now_ns();
-  set_clock(pair.target);
+  set_clock(pair.target, t_s);
   const Nanos t_r = time.now_ns();
   const Telemetry tel = clocks_.telemetry();
   a.records = workload_.collect();

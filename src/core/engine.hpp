@@ -167,7 +167,8 @@ class Engine {
     double detection_cpu_s = 0;
   };
   Attempt measure_once(ClockPair pair, const WindowPlan& plan);
-  void set_clock(Mhz mhz);
+  // The workload is told the request time: t_s where the caller took it.
+  void set_clock(Mhz mhz, std::optional<Nanos> requested_at = std::nullopt);
   TimerSync synchronize();
   void check_stop();
   std::vector<ClockPair> check_pairs();

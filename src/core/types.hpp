@@ -65,7 +65,8 @@ struct WindowRecords {
 // a mapped word; block 0 polls it and broadcasts it; each SM takes up the
 // target's iteration length at its next iteration boundary.
 struct EmulatedSwitch {
-  Nanos flip_host_ns = 0;             // the host wrote the word (host clock)
+  Nanos request_host_ns = 0;          // t_s (host clock)
+  Nanos flip_host_ns = 0;             // the host wrote the word, at t_s + L
   Nanos flip_bracket_ns = 0;          // between the two host reads around that write
   std::optional<Nanos> seen_gpu_ns;   // block 0's poll read it
   std::optional<Nanos> in_effect_gpu_ns;  // the last SM began its first target-length iteration
@@ -84,11 +85,14 @@ struct SwitchTruth {
   std::optional<double> in_effect_us;  // ... the switch being in effect on every SM.
 };
 
-// Fills the delivery delays of an emulated switch, mapping the host's flip
-// time onto the GPU axis exactly as the request time is mapped.
+// Puts an emulated switch on the GPU's time axis, the one measurements use:
+// t_s and the flip are mapped alike, so the true latency is L as the GPU's
+// clock counts it (the host's clock runs some ppm apart: 6 µs over a 1 s L
+// on the H200), and the delivery delays follow.
 inline void resolve_emulated_delays(SwitchTruth& truth, const TimerSync& before, const TimerSync& after) {
   if (!truth.emulated) return;
   const Nanos flip = to_gpu_between(before, after, truth.emulated->flip_host_ns);
+  truth.switching_ms = static_cast<double>(flip - to_gpu_between(before, after, truth.emulated->request_host_ns)) / 1e6;
   if (truth.emulated->seen_gpu_ns) truth.delivery_us = static_cast<double>(*truth.emulated->seen_gpu_ns - flip) / 1e3;
   if (truth.emulated->in_effect_gpu_ns)
     truth.in_effect_us = static_cast<double>(*truth.emulated->in_effect_gpu_ns - flip) / 1e3;

@@ -297,6 +297,7 @@ std::optional<SwitchTruth> CudaWorkload::emulated_truth(const WindowRecords& rec
   if (flipped <= 0) return std::nullopt;  // the window ended before L
   SwitchTruth truth{static_cast<double>(flipped - requested_at_) / 1e6};
   EmulatedSwitch& em = truth.emulated.emplace();
+  em.request_host_ns = requested_at_;
   em.flip_host_ns = flipped;
   em.flip_bracket_ns = flip_bracket_ns_;
   unsigned long long seen_ns = 0;
