@@ -51,7 +51,7 @@ step() { echo "== $(date -u +%T) $*"; }
   cp st2/selftest.json "$out/selftest-50-500.json"
   step selftest 1-50 ms, 256 FMAs; $bin selftest --latency-ms 1:50 -n 50 --iteration-fmas 256 --output st3; echo "rc=$?"
   cp st3/selftest.json "$out/selftest-256.json"
-  step traces around the switch, 512 FMAs; mkdir -p tr
+  step traces around the switch, iteration sized from the window; mkdir -p tr
   (cd tr && ../$bin selftest --latency-ms 1:5 -n 5 --save-traces --output auto && python3 ../scripts/near_switch_traces.py "$out/traces-near-switch.csv.gz"); echo "rc=$?"
   step done
 } >> "$log" 2>&1

@@ -92,16 +92,13 @@ Backends open_cuda(const BackendOptions& o) {
   co.warps = o.warps;
   Backends b;
   if (o.emulation) {
-    // Read-only NVML: identity, clock table, telemetry and the card's own clock.
+    // Read-only NVML: identity, clock table and telemetry. The workload
+    // measures the card's own clock itself.
     nvml::NvmlOptions ro;
     ro.read_only = true;
     ro.device = cuda::bus_id_of(cuda_index);
     auto nvml_clocks = nvml::NvmlClockControl::open(ro);
-    unsigned card = 0;
-    nvml_clocks->library().check(
-        nvml_clocks->library().nvmlDeviceGetClockInfo(nvml_clocks->device(), nvml::NVML_CLOCK_SM, &card),
-        "reading the card's SM clock for emulated switching");
-    co.emulation = cuda::Emulation{static_cast<Mhz>(card), o.emulation->min_latency_ms, o.emulation->max_latency_ms, o.seed};
+    co.emulation = cuda::Emulation{0, o.emulation->min_latency_ms, o.emulation->max_latency_ms, o.seed};
     b.workload = std::make_unique<cuda::CudaWorkload>(co);
     b.clocks = std::make_unique<cuda::EmulatedClockControl>(std::move(nvml_clocks));
     return b;

@@ -115,7 +115,12 @@ CudaWorkload::CudaWorkload(const CudaOptions& options) : options_(options), rng_
   *h_ping_ = 0;
   *h_pong_ = 0;
   *h_flag_ = 0;
-  info_.timer_tick_ns = measure_timer_tick_ns();
+  const TimerProbe probe = probe_timer();
+  info_.timer_tick_ns = probe.tick_ns;
+  // The card's own clock as its SMs count it, now that a context holds it up
+  // (before one, the H200 idles at 345-435 MHz, which NVML would report).
+  if (options_.emulation && options_.emulation->card_mhz <= 0)
+    options_.emulation->card_mhz = static_cast<Mhz>(std::lround(probe.sm_mhz));
   emulated_clock_ = options_.emulation ? options_.emulation->card_mhz : 0;
 }
 
@@ -133,15 +138,15 @@ CudaWorkload::~CudaWorkload() {
   if (stream_) cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
 }
 
-double CudaWorkload::measure_timer_tick_ns() {
+CudaWorkload::TimerProbe CudaWorkload::probe_timer() {
   unsigned long long* d = nullptr;
-  check(cudaMalloc(&d, sizeof *d), "allocating");
-  check(launch_tick_probe(d, 100000, stream_), "launching the tick probe");
-  unsigned long long tick = 0;
-  check(cudaMemcpyAsync(&tick, d, sizeof tick, cudaMemcpyDeviceToHost, static_cast<cudaStream_t>(stream_)), "copying");
+  check(cudaMalloc(&d, 3 * sizeof *d), "allocating");
+  check(launch_timer_probe(d, 20'000'000, stream_), "launching the timer probe");
+  unsigned long long out[3] = {};
+  check(cudaMemcpyAsync(out, d, sizeof out, cudaMemcpyDeviceToHost, static_cast<cudaStream_t>(stream_)), "copying");
   check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream_)), "probing the timer");
   cudaFree(d);
-  return static_cast<double>(tick);
+  return {static_cast<double>(out[0]), out[1] ? 1e3 * static_cast<double>(out[2]) / static_cast<double>(out[1]) : 0.0};
 }
 
 TimerSync CudaWorkload::synchronize() {

@@ -32,7 +32,7 @@ class MonotonicRawTime final : public TimeSource {
 };
 
 struct Emulation {
-  Mhz card_mhz = 0;            // the clock the card really runs at
+  Mhz card_mhz = 0;            // the clock the card really runs at; 0: measured with clock64()
   double min_latency_ms = 1;   // L is uniform in [min, max]
   double max_latency_ms = 50;
   std::uint64_t seed = 1;
@@ -60,9 +60,13 @@ class CudaWorkload final : public Workload {
 
   std::string pci_bus_id() const { return pci_bus_id_; }
   std::string device_name() const { return name_; }
-  double measure_timer_tick_ns();
 
  private:
+  struct TimerProbe {
+    double tick_ns = 0;
+    double sm_mhz = 0;  // clock64() cycles per %globaltimer µs
+  };
+  TimerProbe probe_timer();
   void check(int rc, const char* what) const;
   int fmas_for(std::int64_t fmas, Mhz clock) const;
   void join_flipper();

@@ -106,14 +106,28 @@ __global__ void sync_kernel(volatile unsigned* ping, volatile unsigned long long
   }
 }
 
-__global__ void tick_kernel(unsigned long long* out, int reads) {
-  unsigned long long best = ~0ull, prev = global_timer();
-  for (int i = 0; i < reads; ++i) {
+// Spins for `spin_ns` on one thread: the smallest non-zero %globaltimer step
+// (the tick) over the whole spin, and ns and clock64() cycles over its second
+// half, when the clock has had time to settle.
+__global__ void timer_probe_kernel(unsigned long long* out, long long spin_ns) {
+  const unsigned long long start = global_timer();
+  unsigned long long best = ~0ull, prev = start, half_ns = 0;
+  long long half_cycles = 0;
+  for (;;) {
     const unsigned long long now = global_timer();
     if (now != prev && now - prev < best) best = now - prev;
     prev = now;
+    if (!half_ns && now - start >= static_cast<unsigned long long>(spin_ns / 2)) {
+      half_ns = now;
+      half_cycles = clock64();
+    }
+    if (now - start >= static_cast<unsigned long long>(spin_ns)) {
+      out[0] = best;
+      out[1] = now - half_ns;
+      out[2] = static_cast<unsigned long long>(clock64() - half_cycles);
+      return;
+    }
   }
-  *out = best;
 }
 
 }  // namespace
@@ -134,8 +148,8 @@ int launch_sync(volatile unsigned* ping, volatile unsigned long long* stamp, vol
   return cudaGetLastError();
 }
 
-int launch_tick_probe(unsigned long long* out_min_step, int reads, void* stream) {
-  tick_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(out_min_step, reads);
+int launch_timer_probe(unsigned long long* out, long long spin_ns, void* stream) {
+  timer_probe_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(out, spin_ns);
   return cudaGetLastError();
 }
 

@@ -36,7 +36,8 @@ int window_kernel_allow_shared(int shared_bytes);
 int launch_sync(volatile unsigned* ping, volatile unsigned long long* stamp, volatile unsigned* pong, int rounds,
                 void* stream);
 
-// Smallest non-zero step of %globaltimer seen by one thread in `reads` reads.
-int launch_tick_probe(unsigned long long* out_min_step, int reads, void* stream);
+// One thread spins `spin_ns`; out[0] = smallest non-zero %globaltimer step,
+// out[1] and out[2] = ns and clock64() cycles over the second half.
+int launch_timer_probe(unsigned long long* out, long long spin_ns, void* stream);
 
 }  // namespace latest::cuda
