@@ -74,6 +74,32 @@ TEST(Cli, CudaBackendWithoutDriverIsExitNine) {
   EXPECT_FALSE(fs::exists(dir));
 }
 
+TEST(Cli, SelftestRefusesBadSettingsBeforeTouchingAGpu) {
+  const fs::path dir = scratch("selftest-refused");
+  const std::vector<Refusal> cases = {
+      {{"selftest", "--latency-ms", "5"}, 2, "not MIN:MAX"},
+      {{"selftest", "--latency-ms", "5:1"}, 2, "not MIN:MAX"},
+      {{"selftest", "--latency-ms", "0:5"}, 2, "not MIN:MAX"},
+      {{"selftest", "-n", "0"}, 2, "at least 1"},
+      {{"selftest", "--iteration-fmas", "4"}, 2, "at least 8"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = c.args;
+    args.insert(args.end(), {"--output", dir.string()});
+    const Result r = run(args);
+    EXPECT_EQ(r.code, c.code) << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << "expected '" << c.says << "' in: " << r.err;
+    EXPECT_FALSE(fs::exists(dir)) << "a refused run leaves no files";
+  }
+  if (void* lib = dlopen("libcuda.so.1", RTLD_NOW)) {
+    dlclose(lib);
+    return;  // a driver is installed: the selftest would run
+  }
+  const Result r = run({"selftest", "--output", dir.string()});
+  EXPECT_EQ(r.code, 9) << r.err;
+  EXPECT_FALSE(fs::exists(dir));
+}
+
 TEST(Cli, PlanPrintsAndWritesNothing) {
   const fs::path dir = scratch("plan");
   const Result r = run({"--freq", "600,900,1200,1500", "--plan", "--output", dir.string()});
