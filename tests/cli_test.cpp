@@ -30,6 +30,19 @@ struct Refusal {
   std::string says;
 };
 
+// Each case, run with --output dir, fails with its code and message and
+// leaves no files.
+void expect_refusals(const std::vector<Refusal>& cases, const fs::path& dir) {
+  for (const auto& c : cases) {
+    std::vector<std::string> args = c.args;
+    args.insert(args.end(), {"--output", dir.string()});
+    const Result r = run(args);
+    EXPECT_EQ(r.code, c.code) << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << "expected '" << c.says << "' in: " << r.err;
+    EXPECT_FALSE(fs::exists(dir)) << "a refused run leaves no files";
+  }
+}
+
 TEST(Cli, RefusalsHaveDistinctCodesClearMessagesAndLeaveNoFiles) {
   const fs::path dir = scratch("refused");
   const std::vector<Refusal> cases = {
@@ -49,14 +62,7 @@ TEST(Cli, RefusalsHaveDistinctCodesClearMessagesAndLeaveNoFiles) {
       {{"--backend", "sim", "--freq", "990,1980", "--device", "3"}, 6, "device 3 not found"},
       {{"--backend", "sim", "--freq", "990,1980", "--device", "GPU-nope"}, 6, "not found"},
   };
-  for (const auto& c : cases) {
-    std::vector<std::string> args = c.args;
-    args.insert(args.end(), {"--output", dir.string()});
-    const Result r = run(args);
-    EXPECT_EQ(r.code, c.code) << r.err;
-    EXPECT_NE(r.err.find(c.says), std::string::npos) << "expected '" << c.says << "' in: " << r.err;
-    EXPECT_FALSE(fs::exists(dir)) << "a refused run leaves no files";
-  }
+  expect_refusals(cases, dir);
   const Result unwritable = run({"--backend", "sim", "--freq", "990,1980", "--output", "/dev/null/results"});
   EXPECT_EQ(unwritable.code, 2);
   EXPECT_NE(unwritable.err.find("cannot write"), std::string::npos);
@@ -83,14 +89,7 @@ TEST(Cli, SelftestRefusesBadSettingsBeforeTouchingAGpu) {
       {{"selftest", "-n", "0"}, 2, "at least 1"},
       {{"selftest", "--iteration-fmas", "4"}, 2, "at least 8"},
   };
-  for (const auto& c : cases) {
-    std::vector<std::string> args = c.args;
-    args.insert(args.end(), {"--output", dir.string()});
-    const Result r = run(args);
-    EXPECT_EQ(r.code, c.code) << r.err;
-    EXPECT_NE(r.err.find(c.says), std::string::npos) << "expected '" << c.says << "' in: " << r.err;
-    EXPECT_FALSE(fs::exists(dir)) << "a refused run leaves no files";
-  }
+  expect_refusals(cases, dir);
   if (void* lib = dlopen("libcuda.so.1", RTLD_NOW)) {
     dlclose(lib);
     return;  // a driver is installed: the selftest would run

@@ -17,6 +17,7 @@
 #include "core/accuracy.hpp"
 #include "core/calibration.hpp"
 #include "core/error.hpp"
+#include "results/accuracy_json.hpp"
 #include "results/atomic_file.hpp"
 #include "results/result_store.hpp"
 
@@ -214,41 +215,6 @@ void add_selftest_command(CLI::App& app, SelftestOptions& o) {
 }
 
 namespace {
-
-json to_json(const Spread& s) {
-  return {{"n", s.n}, {"min", s.min}, {"median", s.median}, {"p95", s.p95}, {"p99", s.p99}, {"max", s.max}};
-}
-
-json to_json(const Accuracy& a) {
-  json doc = {{"error_us", to_json(a.error_us)}};
-  const auto put = [&](const char* key, const std::optional<Spread>& s) {
-    if (s) doc[key] = to_json(*s);
-  };
-  put("error_target_iterations", a.error_iterations);
-  put("delivery_us", a.delivery_us);
-  put("in_effect_us", a.in_effect_us);
-  put("error_minus_in_effect_us", a.residual_us);
-  put("error_minus_in_effect_target_iterations", a.residual_iterations);
-  put("excess_over_bound_us", a.excess_us);
-  doc["within_bound"] = a.within_bound();
-  json rows = json::array();
-  for (const auto& m : a.measurements) {
-    json r = {{"init_mhz", m.pair.init}, {"target_mhz", m.pair.target}, {"true_ms", m.true_ms},
-              {"measured_ms", m.measured_ms}, {"error_us", m.error_us}, {"sync_uncertainty_us", m.sync_uncertainty_us}};
-    const auto put_value = [&](const char* key, std::optional<double> v) {
-      if (v) r[key] = *v;
-    };
-    put_value("target_iteration_ns", m.target_iteration_ns);
-    put_value("flip_bracket_us", m.flip_bracket_us);
-    put_value("delivery_us", m.delivery_us);
-    put_value("in_effect_us", m.in_effect_us);
-    put_value("error_minus_in_effect_us", m.residual_us);
-    put_value("bound_us", m.bound_us);
-    rows.push_back(std::move(r));
-  }
-  doc["measurements"] = std::move(rows);
-  return doc;
-}
 
 void print_spread(const char* what, const Spread& s) {
   fmt::print("{}: median {:.2f}, p95 {:.2f}, p99 {:.2f}, max {:.2f}, min {:.2f}\n", what, s.median, s.p95, s.p99,
