@@ -299,7 +299,7 @@ WindowRecords CudaWorkload::collect() {
 
 std::optional<SwitchTruth> CudaWorkload::emulated_truth(const WindowRecords& records, const std::vector<int>& smids) {
   const Nanos flipped = flipped_at_;
-  if (flipped <= 0) return std::nullopt;  // the window ended before L
+  if (flipped <= 0) return std::nullopt;  // no flip was scheduled in this window
   SwitchTruth truth{static_cast<double>(flipped - requested_at_) / 1e6};
   EmulatedSwitch& em = truth.emulated.emplace();
   em.request_host_ns = requested_at_;
