@@ -59,7 +59,7 @@ void BM_EngineAccuracyAndCost(benchmark::State& state) {
       cpu += r.host_cpu_seconds;
       windows += r.windows;
     }
-    const Spread err_iter = acc.error_iterations.value_or(Spread{});
+    const Summary err_iter = acc.error_iterations.value_or(Summary{});
     state.counters["err_iter_p50"] = err_iter.median;
     state.counters["err_iter_p95"] = err_iter.p95;
     state.counters["err_iter_p99"] = err_iter.p99;

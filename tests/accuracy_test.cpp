@@ -1,5 +1,6 @@
 // Accuracy against known truth: the numbers `latest selftest` and the
 // engine benchmark report, on measurements whose answers are made up here.
+#include <cmath>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -10,15 +11,18 @@
 namespace latest {
 namespace {
 
-TEST(Accuracy, SpreadUsesNumpyQuantiles) {
-  const Spread s = spread_of({5, 1, 4, 2, 3, 10, 7, 6, 9, 8});
+TEST(Accuracy, SummaryUsesNumpyQuantiles) {
+  const Summary s = summarise({5, 1, 4, 2, 3, 10, 7, 6, 9, 8});
+  EXPECT_DOUBLE_EQ(s.p5, 1.45);
+  EXPECT_DOUBLE_EQ(s.mean, 5.5);
   EXPECT_EQ(s.n, 10u);
   EXPECT_DOUBLE_EQ(s.min, 1);
   EXPECT_DOUBLE_EQ(s.median, 5.5);
   EXPECT_DOUBLE_EQ(s.p95, 9.55);  // numpy.quantile(range(1, 11), 0.95)
   EXPECT_DOUBLE_EQ(s.p99, 9.91);
   EXPECT_DOUBLE_EQ(s.max, 10);
-  EXPECT_EQ(spread_of({}).n, 0u);
+  EXPECT_EQ(summarise({}).n, 0u);
+  EXPECT_TRUE(std::isnan(summarise({}).median));
 }
 
 TEST(Accuracy, EmulatedDelaysMapTheFlipLikeTheRequest) {

@@ -28,7 +28,7 @@ TableTwo table_two(const std::vector<PairAnalysis>& pairs, bool transition) {
   double worst_sum = 0, best_sum = 0;
   bool first = true;
   for (const auto& p : pairs) {
-    const Stats& s = transition ? p.transition_filtered : p.filtered;
+    const Summary& s = transition ? p.transition_filtered : p.filtered;
     if (s.n == 0) continue;
     ++t.pairs;
     worst_sum += s.max;
@@ -63,25 +63,6 @@ const PairAnalysis* GpuAnalysis::find(Mhz init, Mhz target) const {
   return it == index_.end() ? nullptr : &pairs[it->second];
 }
 
-Stats stats_of(std::vector<double> xs) {
-  Stats s;
-  s.n = xs.size();
-  if (xs.empty()) {
-    s.min = s.p5 = s.median = s.mean = s.p95 = s.max = kNaN;
-    return s;
-  }
-  std::sort(xs.begin(), xs.end());
-  s.min = xs.front();
-  s.max = xs.back();
-  s.p5 = quantile_sorted(xs, 0.05);
-  s.median = quantile_sorted(xs, 0.5);
-  s.p95 = quantile_sorted(xs, 0.95);
-  long double sum = 0;
-  for (double x : xs) sum += x;
-  s.mean = static_cast<double>(sum / xs.size());
-  return s;
-}
-
 GpuAnalysis analyse_gpu(const GpuResults& r, const AdaptiveSettings& settings) {
   GpuAnalysis g;
   g.results = &r;
@@ -96,15 +77,15 @@ GpuAnalysis analyse_gpu(const GpuResults& r, const AdaptiveSettings& settings) {
       PairAnalysis& p = g.pairs[i];
       p.pair = m.pair;
       p.clustering = adaptive_dbscan(m.switching_ms, settings);
-      p.all = stats_of(m.switching_ms);
+      p.all = summarise(m.switching_ms);
       std::vector<double> kept, kept_transition;
       for (std::size_t j = 0; j < m.switching_ms.size(); ++j)
         if (p.clustering.labels[j] >= 0) {
           kept.push_back(m.switching_ms[j]);
           kept_transition.push_back(m.transition_ms[j]);
         }
-      p.filtered = stats_of(std::move(kept));
-      p.transition_filtered = stats_of(std::move(kept_transition));
+      p.filtered = summarise(std::move(kept));
+      p.transition_filtered = summarise(std::move(kept_transition));
     }
   };
   std::vector<std::thread> pool;

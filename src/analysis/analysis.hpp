@@ -12,20 +12,16 @@
 
 #include "analysis/dbscan.hpp"
 #include "analysis/result_reader.hpp"
+#include "core/statistics.hpp"
 
 namespace latest::analysis {
 
-struct Stats {
-  std::size_t n = 0;
-  double min = 0, p5 = 0, median = 0, mean = 0, p95 = 0, max = 0;
-};
-Stats stats_of(std::vector<double> xs);  // NaNs when empty
 
 struct PairAnalysis {
   ClockPair pair;
   AdaptiveDbscan clustering;       // on the switching latencies
-  Stats all, filtered;             // switching latency with and without outliers
-  Stats transition_filtered;       // transition latency of the non-outliers
+  Summary all, filtered;            // switching latency with and without outliers
+  Summary transition_filtered;      // transition latency of the non-outliers
 };
 
 struct Extreme {

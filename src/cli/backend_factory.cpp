@@ -98,7 +98,7 @@ Backends open_cuda(const BackendOptions& o) {
     ro.read_only = true;
     ro.device = cuda::bus_id_of(cuda_index);
     auto nvml_clocks = nvml::NvmlClockControl::open(ro);
-    co.emulation = cuda::Emulation{0, o.emulation->min_latency_ms, o.emulation->max_latency_ms, o.seed};
+    co.emulation = cuda::Emulation{o.emulation->min_latency_ms, o.emulation->max_latency_ms, o.seed};
     b.workload = std::make_unique<cuda::CudaWorkload>(co);
     b.clocks = std::make_unique<cuda::EmulatedClockControl>(std::move(nvml_clocks));
     return b;

@@ -165,19 +165,20 @@ int run_info(const InfoOptions& o) {
   const ClockCalibration cal = calibrate_from_records(0, o.fmas, rec, wi.timer_tick_ns);
   const double host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - cpu0).count();
   std::vector<double> means, sds;
-  std::map<std::uint32_t, std::int64_t> histogram;
-  for (const auto& sm : rec.sms)
-    for (auto d : sm.duration_ns) ++histogram[d];
   for (const auto& b : cal.per_sm) {
     means.push_back(b.iteration.mean);
     sds.push_back(b.iteration.sd);
   }
   std::sort(means.begin(), means.end());
   std::sort(sds.begin(), sds.end());
-  // The raw pooled sd, before the tick floor.
+  // The values seen, and the raw pooled sd before the tick floor.
+  std::map<std::uint32_t, std::int64_t> histogram;
   MomentAccumulator raw;
   for (const auto& sm : rec.sms)
-    for (auto d : sm.duration_ns) raw.add(d);
+    for (auto d : sm.duration_ns) {
+      ++histogram[d];
+      raw.add(d);
+    }
   const Moments m = raw.moments();
   fmt::print("calibration at the current clock, {} FMAs x {} iterations per SM: mean {:.1f} ns, sd {:.1f} ns "
              "(band uses {:.1f}); per-SM means {:.1f}–{:.1f} ns, per-SM sd {:.1f}–{:.1f} ns; effective clock "
@@ -216,7 +217,7 @@ void add_selftest_command(CLI::App& app, SelftestOptions& o) {
 
 namespace {
 
-void print_spread(const char* what, const Spread& s) {
+void print_spread(const char* what, const Summary& s) {
   fmt::print("{}: median {:.2f}, p95 {:.2f}, p99 {:.2f}, max {:.2f}, min {:.2f}\n", what, s.median, s.p95, s.p99,
              s.max, s.min);
 }
@@ -233,7 +234,7 @@ void print_selftest_summary(const Accuracy& a, const EmulationOptions& em) {
   for (const auto& m : a.measurements) by_pair[{m.pair.init, m.pair.target}].push_back(m.error_us);
   for (const auto& [pair, errors] : by_pair)
     fmt::print("  {} -> {} MHz: {} measurements, median error {:.2f} us\n", pair.first, pair.second, errors.size(),
-               spread_of(errors).median);
+               summarise(errors).median);
   if (a.excess_us)
     fmt::print("criterion (median of error - in effect within one target iteration + sync uncertainty): {} "
                "(median excess {:+.2f} us)\n",
@@ -288,7 +289,9 @@ int run_selftest(const SelftestOptions& o) {
   s.save_traces = o.save_traces;
   const json settings_doc = {{"selftest", true},         {"freq_mhz", clocks}, {"latency_ms", {em.min_latency_ms, em.max_latency_ms}},
                              {"measurements", o.measurements}, {"seed", b.seed}, {"warps", b.warps},
-                             {"capture_ms", *s.plan.capture_ms}};
+                             {"capture_ms", *s.plan.capture_ms},
+                             {"iteration_fmas", o.iteration_fmas ? json(*o.iteration_fmas) : json(nullptr)},
+                             {"save_traces", o.save_traces}};
   const SessionResult session = run_session(backends, s, settings_doc, o.output);
 
   const Accuracy acc = accuracy_against_truth(session.results, session.state.calibrations);

@@ -1,23 +1,8 @@
 #include "core/accuracy.hpp"
 
-#include <algorithm>
-
 #include "core/statistics.hpp"
 
 namespace latest {
-
-Spread spread_of(std::vector<double> xs) {
-  Spread s;
-  s.n = xs.size();
-  if (xs.empty()) return s;
-  std::sort(xs.begin(), xs.end());
-  s.min = xs.front();
-  s.median = quantile_sorted(xs, 0.5);
-  s.p95 = quantile_sorted(xs, 0.95);
-  s.p99 = quantile_sorted(xs, 0.99);
-  s.max = xs.back();
-  return s;
-}
 
 namespace {
 
@@ -27,14 +12,14 @@ std::optional<double> target_iteration_ns(const PairResult& r, const std::vector
   return std::nullopt;
 }
 
-// The spread of one optional field over the measurements that have it.
+// The summary of one optional field over the measurements that have it.
 template <typename Field>
-std::optional<Spread> spread_where(const std::vector<TruthComparison>& ms, Field field) {
+std::optional<Summary> summary_where(const std::vector<TruthComparison>& ms, Field field) {
   std::vector<double> xs;
   for (const auto& m : ms)
     if (auto v = field(m)) xs.push_back(*v);
   if (xs.empty()) return std::nullopt;
-  return spread_of(std::move(xs));
+  return summarise(std::move(xs));
 }
 
 }  // namespace
@@ -63,21 +48,21 @@ Accuracy accuracy_against_truth(const std::vector<PairResult>& results,
   }
   std::vector<double> errors;
   for (const auto& m : a.measurements) errors.push_back(m.error_us);
-  a.error_us = spread_of(std::move(errors));
+  a.error_us = summarise(std::move(errors));
   const auto in_iterations = [](std::optional<double> us, std::optional<double> iteration_ns) -> std::optional<double> {
     if (!us || !iteration_ns || *iteration_ns <= 0) return std::nullopt;
     return *us * 1e3 / *iteration_ns;
   };
-  a.error_iterations = spread_where(a.measurements, [&](const TruthComparison& m) {
+  a.error_iterations = summary_where(a.measurements, [&](const TruthComparison& m) {
     return in_iterations(m.error_us, m.target_iteration_ns);
   });
-  a.delivery_us = spread_where(a.measurements, [](const TruthComparison& m) { return m.delivery_us; });
-  a.in_effect_us = spread_where(a.measurements, [](const TruthComparison& m) { return m.in_effect_us; });
-  a.residual_us = spread_where(a.measurements, [](const TruthComparison& m) { return m.residual_us; });
-  a.residual_iterations = spread_where(a.measurements, [&](const TruthComparison& m) {
+  a.delivery_us = summary_where(a.measurements, [](const TruthComparison& m) { return m.delivery_us; });
+  a.in_effect_us = summary_where(a.measurements, [](const TruthComparison& m) { return m.in_effect_us; });
+  a.residual_us = summary_where(a.measurements, [](const TruthComparison& m) { return m.residual_us; });
+  a.residual_iterations = summary_where(a.measurements, [&](const TruthComparison& m) {
     return in_iterations(m.residual_us, m.target_iteration_ns);
   });
-  a.excess_us = spread_where(a.measurements, [](const TruthComparison& m) -> std::optional<double> {
+  a.excess_us = summary_where(a.measurements, [](const TruthComparison& m) -> std::optional<double> {
     if (!m.residual_us || !m.bound_us) return std::nullopt;
     return *m.residual_us - *m.bound_us;
   });

@@ -2,21 +2,16 @@
 // Accuracy against known truth (SPEC §5): the simulator's latencies, or the
 // L of emulated switching on a real GPU. For emulation it also takes out the
 // harness's own delay: the flip reaches the SMs over PCIe and each SM takes
-// up the new length at its next iteration boundary. What is left is what the
+// up the new length one iteration after it reads it. What is left is what the
 // method adds, and by the definition of t_e (the end of the first clean
 // iteration, SPEC §2) that is one target iteration.
 #include <optional>
 #include <vector>
 
 #include "core/engine.hpp"
+#include "core/statistics.hpp"
 
 namespace latest {
-
-struct Spread {
-  std::size_t n = 0;
-  double min = 0, median = 0, p95 = 0, p99 = 0, max = 0;
-};
-Spread spread_of(std::vector<double> xs);
 
 // One accepted measurement against its truth.
 struct TruthComparison {
@@ -36,13 +31,13 @@ struct TruthComparison {
 
 struct Accuracy {
   std::vector<TruthComparison> measurements;
-  Spread error_us;
-  std::optional<Spread> error_iterations;     // error in target iterations
-  std::optional<Spread> delivery_us;
-  std::optional<Spread> in_effect_us;
-  std::optional<Spread> residual_us;
-  std::optional<Spread> residual_iterations;  // residual in target iterations
-  std::optional<Spread> excess_us;            // residual - bound
+  Summary error_us;
+  std::optional<Summary> error_iterations;     // error in target iterations
+  std::optional<Summary> delivery_us;
+  std::optional<Summary> in_effect_us;
+  std::optional<Summary> residual_us;
+  std::optional<Summary> residual_iterations;  // residual in target iterations
+  std::optional<Summary> excess_us;            // residual - bound
   // The selftest's criterion: the median residual is within the bound.
   bool within_bound() const { return excess_us && excess_us->median <= 0; }
 };

@@ -77,4 +77,24 @@ double band_overlap(const Moments& a, const Moments& b) {
   return uni > 0 ? inter / uni : 1.0;
 }
 
+Summary summarise(std::vector<double> xs) {
+  Summary s;
+  s.n = xs.size();
+  if (xs.empty()) {
+    s.min = s.p5 = s.median = s.mean = s.p95 = s.p99 = s.max = std::numeric_limits<double>::quiet_NaN();
+    return s;
+  }
+  std::sort(xs.begin(), xs.end());
+  s.min = xs.front();
+  s.max = xs.back();
+  s.p5 = quantile_sorted(xs, 0.05);
+  s.median = quantile_sorted(xs, 0.5);
+  s.p95 = quantile_sorted(xs, 0.95);
+  s.p99 = quantile_sorted(xs, 0.99);
+  long double sum = 0;
+  for (double x : xs) sum += x;
+  s.mean = static_cast<double>(sum / xs.size());
+  return s;
+}
+
 }  // namespace latest

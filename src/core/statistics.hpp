@@ -49,6 +49,14 @@ bool means_differ(const Moments& a, const Moments& b, double confidence = 0.95);
 // Standard error of the mean over the mean; infinity for n < 2 or mean 0.
 double relative_standard_error(std::span<const double> xs);
 
+// A sample's order statistics and mean; NaN when it is empty. Quantiles as
+// below.
+struct Summary {
+  std::size_t n = 0;
+  double min = 0, p5 = 0, median = 0, mean = 0, p95 = 0, p99 = 0, max = 0;
+};
+Summary summarise(std::vector<double> xs);
+
 // Linear-interpolation quantile (numpy's default), q in [0, 1]. Sorts a copy.
 double quantile(std::span<const double> xs, double q);
 double quantile_sorted(std::span<const double> sorted, double q);

@@ -2,13 +2,13 @@
 
 namespace latest {
 
-nlohmann::json to_json(const Spread& s) {
+nlohmann::json to_json(const Summary& s) {
   return {{"n", s.n}, {"min", s.min}, {"median", s.median}, {"p95", s.p95}, {"p99", s.p99}, {"max", s.max}};
 }
 
 nlohmann::json to_json(const Accuracy& a) {
   nlohmann::json doc = {{"error_us", to_json(a.error_us)}, {"within_bound", a.within_bound()}};
-  const std::pair<const char*, std::optional<Spread> Accuracy::*> spreads[] = {
+  const std::pair<const char*, std::optional<Summary> Accuracy::*> spreads[] = {
       {"error_target_iterations", &Accuracy::error_iterations},
       {"delivery_us", &Accuracy::delivery_us},
       {"in_effect_us", &Accuracy::in_effect_us},

@@ -7,7 +7,7 @@
 
 namespace latest {
 
-nlohmann::json to_json(const Spread& s);
+nlohmann::json to_json(const Summary& s);
 nlohmann::json to_json(const Accuracy& a);
 
 }  // namespace latest

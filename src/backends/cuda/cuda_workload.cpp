@@ -34,7 +34,7 @@ std::string bus_id_of(int cuda_index) {
 int cuda_runtime_device_count() {
   int n = 0;
   const cudaError_t rc = cudaGetDeviceCount(&n);
-  if (rc == cudaErrorInsufficientDriver || rc == cudaErrorNoDevice) return rc == cudaErrorNoDevice ? 0 : -1;
+  if (rc == cudaErrorNoDevice) return 0;
   return rc == cudaSuccess ? n : -1;
 }
 
@@ -119,9 +119,8 @@ CudaWorkload::CudaWorkload(const CudaOptions& options) : options_(options), rng_
   info_.timer_tick_ns = probe.tick_ns;
   // The card's own clock as its SMs count it, now that a context holds it up
   // (before one, the H200 idles at 345-435 MHz, which NVML would report).
-  if (options_.emulation && options_.emulation->card_mhz <= 0)
-    options_.emulation->card_mhz = static_cast<Mhz>(std::lround(probe.sm_mhz));
-  emulated_clock_ = options_.emulation ? options_.emulation->card_mhz : 0;
+  card_mhz_ = static_cast<Mhz>(std::lround(probe.sm_mhz));
+  emulated_clock_ = options_.emulation ? card_mhz_ : 0;
 }
 
 CudaWorkload::~CudaWorkload() {
@@ -178,7 +177,7 @@ int CudaWorkload::fmas_for(std::int64_t fmas, Mhz clock) const {
   // Emulation: at the card's real clock, an iteration stretched by
   // card/clock lasts what `fmas` would last at `clock`. Kept a multiple of 8.
   double f = static_cast<double>(fmas);
-  if (options_.emulation && clock > 0) f *= static_cast<double>(options_.emulation->card_mhz) / clock;
+  if (options_.emulation && clock > 0) f *= static_cast<double>(card_mhz_) / clock;
   return std::max(8, static_cast<int>(std::lround(f / 8)) * 8);
 }
 

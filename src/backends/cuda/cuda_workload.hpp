@@ -32,7 +32,6 @@ class MonotonicRawTime final : public TimeSource {
 };
 
 struct Emulation {
-  Mhz card_mhz = 0;            // the clock the card really runs at; 0: measured with clock64()
   double min_latency_ms = 1;   // L is uniform in [min, max]
   double max_latency_ms = 50;
   std::uint64_t seed = 1;
@@ -96,6 +95,7 @@ class CudaWorkload final : public Workload {
   unsigned ping_counter_ = 0;
 
   std::optional<WindowSpec> pending_;
+  Mhz card_mhz_ = 0;  // measured with clock64(): what emulation stretches from
   Mhz emulated_clock_ = 0;
   Mhz pending_target_ = 0;
   std::thread flipper_;

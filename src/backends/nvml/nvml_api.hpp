@@ -11,6 +11,7 @@ using nvmlDevice_t = struct nvmlDevice_st*;
 
 enum : nvmlReturn_t {
   NVML_SUCCESS = 0,
+  NVML_ERROR_INVALID_ARGUMENT = 2,
   NVML_ERROR_NOT_SUPPORTED = 3,
   NVML_ERROR_NO_PERMISSION = 4,
   NVML_ERROR_NOT_FOUND = 6,

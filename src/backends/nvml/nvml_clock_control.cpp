@@ -51,7 +51,7 @@ std::unique_ptr<NvmlClockControl> NvmlClockControl::open(const NvmlOptions& opti
                   "e.g. --device 0, --device GPU-8f3c..., --device 00000000:17:00.0");
     rc = lib->nvmlDeviceGetHandleByIndex_v2(static_cast<unsigned>(index), &device);
   }
-  if (rc == NVML_ERROR_NOT_FOUND || rc == 2 /* invalid argument: index out of range */)
+  if (rc == NVML_ERROR_NOT_FOUND || rc == NVML_ERROR_INVALID_ARGUMENT /* index out of range */)
     throw Error(ExitCode::not_found, fmt::format("device {} not found ({} GPUs visible to NVML)", d, count),
                 "`latest info` lists the GPUs");
   lib->check(rc, fmt::format("opening device {}", d));
