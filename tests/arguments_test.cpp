@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/device_selector.hpp"
+
 #include "core/error.hpp"
 
 namespace latest::cli {
@@ -54,6 +56,16 @@ TEST(Arguments, ResolvesPairSelections) {
   EXPECT_EQ(code_of([&] { resolve_pairs("1200-600", clocks); }), ExitCode::usage);
   EXPECT_EQ(code_of([&] { resolve_pairs("1200:700", clocks); }), ExitCode::usage);
   EXPECT_EQ(code_of([&] { resolve_pairs("600:600", clocks); }), ExitCode::usage);
+}
+
+TEST(DeviceSelector, ReadsIndexUuidAndBusId) {
+  EXPECT_EQ(parse_device_selector("3").kind, DeviceSelector::Kind::index);
+  EXPECT_EQ(parse_device_selector("3").index, 3);
+  EXPECT_EQ(parse_device_selector("GPU-8f3c").kind, DeviceSelector::Kind::uuid);
+  EXPECT_EQ(parse_device_selector("MIG-1a2b").kind, DeviceSelector::Kind::uuid);
+  EXPECT_EQ(parse_device_selector("00000000:17:00.0").kind, DeviceSelector::Kind::bus_id);
+  for (const char* bad : {"", "-1", "2x", "first"})
+    EXPECT_EQ(code_of([&] { parse_device_selector(bad); }), ExitCode::usage) << bad;
 }
 
 }  // namespace

@@ -61,6 +61,7 @@ TEST(Cli, RefusalsHaveDistinctCodesClearMessagesAndLeaveNoFiles) {
       {{"--backend", "sim", "--freq", "990,1980", "--bogus"}, 2, "bogus"},
       {{"--backend", "sim", "--freq", "990,1980", "--device", "3"}, 6, "device 3 not found"},
       {{"--backend", "sim", "--freq", "990,1980", "--device", "GPU-nope"}, 6, "not found"},
+      {{"--backend", "sim", "--freq", "990,1980", "--device", "first"}, 2, "neither an index, a UUID nor a PCI bus id"},
   };
   expect_refusals(cases, dir);
   const Result unwritable = run({"--backend", "sim", "--freq", "990,1980", "--output", "/dev/null/results"});

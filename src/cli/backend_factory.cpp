@@ -6,6 +6,7 @@
 
 #include "backends/nvml/nvml_clock_control.hpp"
 #include "backends/sim/sim_backend.hpp"
+#include "core/device_selector.hpp"
 #include "core/error.hpp"
 #ifdef LATEST_WITH_CUDA
 #include "backends/cuda/cuda_workload.hpp"
@@ -24,20 +25,14 @@ bool driver_present() {
 }
 
 int sim_device_index(const std::string& device) {
-  try {
-    std::size_t used = 0;
-    const int idx = std::stoi(device, &used);
-    if (used == device.size() && idx >= 0) {
-      if (idx != 0)
-        throw Error(ExitCode::not_found, fmt::format("device {} not found: the simulator has one GPU, index 0", idx),
-                    "use --device 0");
-      return idx;
-    }
-  } catch (const std::invalid_argument&) {
-  } catch (const std::out_of_range&) {
-  }
-  throw Error(ExitCode::not_found, fmt::format("device '{}' not found on the simulator", device),
-              "the simulated GPU is --device 0");
+  const DeviceSelector sel = parse_device_selector(device);
+  if (sel.kind != DeviceSelector::Kind::index)
+    throw Error(ExitCode::not_found, fmt::format("device '{}' not found on the simulator", device),
+                "the simulated GPU is --device 0");
+  if (sel.index != 0)
+    throw Error(ExitCode::not_found, fmt::format("device {} not found: the simulator has one GPU, index 0", sel.index),
+                "use --device 0");
+  return 0;
 }
 
 nvml::NvmlOptions nvml_options(const BackendOptions& o, const std::string& device) {
@@ -69,19 +64,14 @@ Backends open_sim(const BackendOptions& o) {
 #ifdef LATEST_WITH_CUDA
 Backends open_cuda(const BackendOptions& o) {
   // CUDA and NVML number GPUs differently: match them by PCI bus id.
-  std::string bus_id;
   int cuda_index = 0;
-  const std::string& d = o.device;
-  if (d.rfind("GPU-", 0) == 0 || d.rfind("MIG-", 0) == 0) {
-    bus_id = nvml::NvmlClockControl::open(nvml_options(o, d))->identity().pci_bus_id;
-    cuda_index = cuda::cuda_index_for_bus_id(bus_id);
-  } else if (d.find(':') != std::string::npos) {
-    cuda_index = cuda::cuda_index_for_bus_id(d);
+  const DeviceSelector sel = parse_device_selector(o.device);
+  if (sel.kind == DeviceSelector::Kind::uuid) {
+    cuda_index = cuda::cuda_index_for_bus_id(nvml::NvmlClockControl::open(nvml_options(o, sel.text))->identity().pci_bus_id);
+  } else if (sel.kind == DeviceSelector::Kind::bus_id) {
+    cuda_index = cuda::cuda_index_for_bus_id(sel.text);
   } else {
-    char* end = nullptr;
-    cuda_index = static_cast<int>(std::strtol(d.c_str(), &end, 10));
-    if (d.empty() || *end || cuda_index < 0)
-      throw Error(ExitCode::usage, fmt::format("--device '{}' is neither an index, a UUID nor a PCI bus id", d));
+    cuda_index = sel.index;
     const int count = cuda::cuda_runtime_device_count();
     if (cuda_index >= count)
       throw Error(ExitCode::not_found, fmt::format("device {} not found: CUDA sees {} GPU(s)", cuda_index, count),

@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "core/device_selector.hpp"
 #include "results/atomic_file.hpp"
 
 namespace latest::nvml {
@@ -38,18 +39,14 @@ std::unique_ptr<NvmlClockControl> NvmlClockControl::open(const NvmlOptions& opti
     throw Error(ExitCode::not_found, "NVML sees no GPU", "check nvidia-smi, or use --backend sim");
   nvmlDevice_t device = nullptr;
   const std::string& d = options.device;
-  nvmlReturn_t rc;
-  if (d.rfind("GPU-", 0) == 0 || d.rfind("MIG-", 0) == 0) {
-    rc = lib->nvmlDeviceGetHandleByUUID(d.c_str(), &device);
-  } else if (d.find(':') != std::string::npos) {
-    rc = lib->nvmlDeviceGetHandleByPciBusId_v2(d.c_str(), &device);
-  } else {
-    char* end = nullptr;
-    const long index = std::strtol(d.c_str(), &end, 10);
-    if (d.empty() || *end || index < 0)
-      throw Error(ExitCode::usage, fmt::format("--device '{}' is neither an index, a UUID nor a PCI bus id", d),
-                  "e.g. --device 0, --device GPU-8f3c..., --device 00000000:17:00.0");
-    rc = lib->nvmlDeviceGetHandleByIndex_v2(static_cast<unsigned>(index), &device);
+  const DeviceSelector sel = parse_device_selector(d);
+  nvmlReturn_t rc = NVML_SUCCESS;
+  switch (sel.kind) {
+    case DeviceSelector::Kind::uuid: rc = lib->nvmlDeviceGetHandleByUUID(d.c_str(), &device); break;
+    case DeviceSelector::Kind::bus_id: rc = lib->nvmlDeviceGetHandleByPciBusId_v2(d.c_str(), &device); break;
+    case DeviceSelector::Kind::index:
+      rc = lib->nvmlDeviceGetHandleByIndex_v2(static_cast<unsigned>(sel.index), &device);
+      break;
   }
   if (rc == NVML_ERROR_NOT_FOUND || rc == NVML_ERROR_INVALID_ARGUMENT /* index out of range */)
     throw Error(ExitCode::not_found, fmt::format("device {} not found ({} GPUs visible to NVML)", d, count),
