@@ -17,7 +17,7 @@ using nlohmann::json;
 namespace {
 
 [[noreturn]] void bad(const fs::path& file, std::size_t line, const std::string& why) {
-  throw Error(ExitCode::usage, fmt::format("{}:{}: {}", file.string(), line, why),
+  throw Error(ErrorKind::bad_argument, fmt::format("{}:{}: {}", file.string(), line, why),
               "rerun the measurement for this pair (delete its CSV and rerun the same command to resume), or leave "
               "the directory out");
 }
@@ -34,7 +34,7 @@ double number(std::string_view s, const fs::path& file, std::size_t line, const 
 
 PairMeasurements read_pair_csv(const fs::path& file, ClockPair pair) {
   std::ifstream in(file, std::ios::binary);
-  if (!in) throw Error(ExitCode::usage, fmt::format("{}: cannot be read", file.string()));
+  if (!in) throw Error(ErrorKind::bad_argument, fmt::format("{}: cannot be read", file.string()));
   const std::string text{std::istreambuf_iterator<char>(in), {}};
   PairMeasurements m;
   m.pair = pair;
@@ -73,18 +73,18 @@ std::vector<GpuResults> read_results(const std::vector<fs::path>& dirs) {
   for (const auto& dir : dirs) {
     const fs::path path = dir / "manifest.json";
     if (!fs::exists(path))
-      throw Error(ExitCode::usage, fmt::format("{} has no manifest.json: not a latest result directory", dir.string()),
+      throw Error(ErrorKind::bad_argument, fmt::format("{} has no manifest.json: not a latest result directory", dir.string()),
                   "give the --output directory of a measurement run");
     json manifest;
     try {
       std::ifstream in(path);
       manifest = json::parse(in);
     } catch (const json::exception& e) {
-      throw Error(ExitCode::usage, fmt::format("{}: not valid JSON ({})", path.string(), e.what()));
+      throw Error(ErrorKind::bad_argument, fmt::format("{}: not valid JSON ({})", path.string(), e.what()));
     }
     const int schema = manifest.value("schema_version", 0);
     if (schema != kManifestSchemaVersion)
-      throw Error(ExitCode::usage,
+      throw Error(ErrorKind::bad_argument,
                   fmt::format("{}: result schema {} is not the one this latest reads ({})", path.string(), schema,
                               kManifestSchemaVersion),
                   "analyse it with the latest version that wrote it");
@@ -112,7 +112,7 @@ std::vector<GpuResults> read_results(const std::vector<fs::path>& dirs) {
       }
       const fs::path csv = dir / p.value("file", "");
       if (!fs::exists(csv))
-        throw Error(ExitCode::usage, fmt::format("{}: the manifest lists {}, which is missing", path.string(), csv.string()));
+        throw Error(ErrorKind::bad_argument, fmt::format("{}: the manifest lists {}, which is missing", path.string(), csv.string()));
       PairMeasurements m = read_pair_csv(csv, pair);
       auto [it, fresh] = g.pairs.try_emplace(k, std::move(m));
       if (!fresh) {  // the same pair from another run on this GPU: more measurements of it

@@ -18,7 +18,7 @@ std::vector<fs::path> paths(const std::vector<std::string>& dirs) { return {dirs
 
 void check_output(const fs::path& where) {
   if (!directory_writable(where))
-    throw Error(ExitCode::usage, fmt::format("cannot write {}", where.string()), "choose a writable --output");
+    throw Error(ErrorKind::bad_argument, fmt::format("cannot write {}", where.string()), "choose a writable --output");
 }
 
 }  // namespace

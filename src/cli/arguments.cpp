@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "core/error.hpp"
+#include "core/planner.hpp"
 
 namespace latest::cli {
 namespace {
@@ -31,7 +33,7 @@ Mhz parse_mhz(const std::string& s, const char* what) {
   Mhz v = 0;
   const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (s.empty() || ec != std::errc() || ptr != s.data() + s.size() || v <= 0)
-    throw Error(ExitCode::usage, fmt::format("'{}' in {} is not a clock in MHz", s, what),
+    throw Error(ErrorKind::bad_argument, fmt::format("'{}' in {} is not a clock in MHz", s, what),
                 "write whole positive numbers, e.g. --freq 600,900,1200");
   return v;
 }
@@ -44,9 +46,9 @@ std::vector<Mhz> parse_clock_list(const std::string& text) {
   std::set<Mhz> seen;
   for (Mhz f : clocks)
     if (!seen.insert(f).second)
-      throw Error(ExitCode::usage, fmt::format("--freq lists {} MHz twice", f), "list each clock once");
+      throw Error(ErrorKind::bad_argument, fmt::format("--freq lists {} MHz twice", f), "list each clock once");
   if (clocks.size() < 2)
-    throw Error(ExitCode::usage, "--freq needs at least two clocks to form a pair",
+    throw Error(ErrorKind::bad_argument, "--freq needs at least two clocks to form a pair",
                 "e.g. --freq 600,900,1200,1500");
   return clocks;
 }
@@ -58,7 +60,7 @@ void check_supported(const std::vector<Mhz>& clocks, const std::vector<Mhz>& sup
     std::vector<Mhz> nearest;
     if (above != supported.begin()) nearest.push_back(*(above - 1));
     if (above != supported.end()) nearest.push_back(*above);
-    throw Error(ExitCode::usage,
+    throw Error(ErrorKind::bad_argument,
                 fmt::format("the device does not support {} MHz; the nearest supported clocks are {} MHz", f,
                             fmt::join(nearest, " and ")),
                 fmt::format("supported: {}–{} MHz ({} clocks); `latest info` lists them all",
@@ -68,35 +70,39 @@ void check_supported(const std::vector<Mhz>& clocks, const std::vector<Mhz>& sup
 }
 
 std::vector<ClockPair> resolve_pairs(const std::string& selection, const std::vector<Mhz>& clocks) {
+  if (selection == "all") return ordered_pairs(clocks);
+  if (selection == "increasing") return ordered_pairs(clocks, PairDirection::increasing);
+  if (selection == "decreasing") return ordered_pairs(clocks, PairDirection::decreasing);
   std::vector<ClockPair> pairs;
-  if (selection == "all" || selection == "increasing" || selection == "decreasing") {
-    for (Mhz a : clocks)
-      for (Mhz b : clocks) {
-        if (a == b) continue;
-        if (selection == "increasing" && b < a) continue;
-        if (selection == "decreasing" && b > a) continue;
-        pairs.push_back({a, b});
-      }
-    return pairs;
-  }
   for (const auto& item : split(selection, ',')) {
     const auto ends = split(item, ':');
     if (ends.size() != 2)
-      throw Error(ExitCode::usage, fmt::format("'{}' in --pairs is not INIT:TARGET", item),
+      throw Error(ErrorKind::bad_argument, fmt::format("'{}' in --pairs is not INIT:TARGET", item),
                   "use all, increasing, decreasing, or a list such as 1980:990,990:1980");
     const ClockPair p{parse_mhz(ends[0], "--pairs"), parse_mhz(ends[1], "--pairs")};
     if (p.init == p.target)
-      throw Error(ExitCode::usage, fmt::format("--pairs {}:{} does not change the clock", p.init, p.target),
+      throw Error(ErrorKind::bad_argument, fmt::format("--pairs {}:{} does not change the clock", p.init, p.target),
                   "give two different clocks");
     for (Mhz f : {p.init, p.target})
       if (std::find(clocks.begin(), clocks.end(), f) == clocks.end())
-        throw Error(ExitCode::usage, fmt::format("--pairs uses {} MHz, which is not in --freq", f),
+        throw Error(ErrorKind::bad_argument, fmt::format("--pairs uses {} MHz, which is not in --freq", f),
                     "add it to --freq, which lists every clock to calibrate");
     if (std::find(pairs.begin(), pairs.end(), p) != pairs.end())
-      throw Error(ExitCode::usage, fmt::format("--pairs lists {}:{} twice", p.init, p.target), "list each pair once");
+      throw Error(ErrorKind::bad_argument, fmt::format("--pairs lists {}:{} twice", p.init, p.target), "list each pair once");
     pairs.push_back(p);
   }
   return pairs;
+}
+
+DeviceSelector parse_device_selector(const std::string& d) {
+  if (d.rfind("GPU-", 0) == 0 || d.rfind("MIG-", 0) == 0) return {DeviceSelector::Kind::uuid, d};
+  if (d.find(':') != std::string::npos) return DeviceSelector::by_bus_id(d);
+  char* end = nullptr;
+  const long index = std::strtol(d.c_str(), &end, 10);
+  if (d.empty() || *end || index < 0)
+    throw Error(ErrorKind::bad_argument, fmt::format("--device '{}' is neither an index, a UUID nor a PCI bus id", d),
+                "e.g. --device 0, --device GPU-8f3c..., --device 00000000:17:00.0");
+  return {DeviceSelector::Kind::index, d, static_cast<int>(index)};
 }
 
 }  // namespace latest::cli

@@ -20,4 +20,7 @@ void check_supported(const std::vector<Mhz>& clocks, const std::vector<Mhz>& sup
 // Explicit pairs must use clocks from `clocks`.
 std::vector<ClockPair> resolve_pairs(const std::string& selection, const std::vector<Mhz>& clocks);
 
+// --device: an index, a UUID (GPU-... or MIG-...) or a PCI bus id.
+DeviceSelector parse_device_selector(const std::string& text);
+
 }  // namespace latest::cli

@@ -4,13 +4,13 @@
 
 #include <fmt/format.h>
 
-#include "backends/nvml/nvml_clock_control.hpp"
+#include "backends/nvml/nvml_device.hpp"
 #include "backends/sim/sim_backend.hpp"
-#include "core/device_selector.hpp"
+#include "cli/arguments.hpp"
 #include "core/error.hpp"
 #ifdef LATEST_WITH_CUDA
 #include "backends/cuda/cuda_workload.hpp"
-#include "backends/cuda/emulated_clock_control.hpp"
+#include "backends/cuda/emulated_workload.hpp"
 #endif
 
 namespace latest::cli {
@@ -27,21 +27,35 @@ bool driver_present() {
 int sim_device_index(const std::string& device) {
   const DeviceSelector sel = parse_device_selector(device);
   if (sel.kind != DeviceSelector::Kind::index)
-    throw Error(ExitCode::not_found, fmt::format("device '{}' not found on the simulator", device),
+    throw Error(ErrorKind::not_found, fmt::format("device '{}' not found on the simulator", device),
                 "the simulated GPU is --device 0");
   if (sel.index != 0)
-    throw Error(ExitCode::not_found, fmt::format("device {} not found: the simulator has one GPU, index 0", sel.index),
+    throw Error(ErrorKind::not_found, fmt::format("device {} not found: the simulator has one GPU, index 0", sel.index),
                 "use --device 0");
   return 0;
 }
 
-nvml::NvmlOptions nvml_options(const BackendOptions& o, const std::string& device) {
-  nvml::NvmlOptions n;
-  n.device = device;
-  n.read_only = o.read_only || nvml::read_only_from_environment();
-  n.clock_api = o.clock_api;
-  n.allow_busy = o.allow_busy;
-  return n;
+// An NVML device with its run guard. Read-only, every change is refused
+// (exit 4) before NVML is called, so there is nothing to guard.
+struct NvmlSide {
+  std::shared_ptr<nvml::NvmlDevice> device;
+  std::shared_ptr<RunGuard> guard;
+  std::shared_ptr<ClockControl> clocks;
+};
+
+NvmlSide open_nvml(const BackendOptions& o, const DeviceSelector& device) {
+  NvmlSide side;
+  side.device = nvml::NvmlDevice::open({device, o.read_only || nvml::read_only_from_environment(), o.clock_api});
+  side.guard = std::make_shared<RunGuard>(side.device, GuardSettings{{}, o.allow_busy, o.clock_api});
+  side.clocks = side.device->read_only() ? std::shared_ptr<ClockControl>(side.device)
+                                         : std::make_shared<GuardedClockControl>(side.device, side.guard);
+  return side;
+}
+
+void use_nvml(Backends& b, NvmlSide side) {
+  b.query = side.device;
+  b.clocks = std::move(side.clocks);
+  if (!side.device->read_only()) b.guard = std::move(side.guard);
 }
 
 Backends open_sim(const BackendOptions& o) {
@@ -54,9 +68,9 @@ Backends open_sim(const BackendOptions& o) {
   b.workload = std::make_unique<sim::SimWorkload>(gpu);
   if (o.clock_control == "nvml") {
     // CI's pairing: the real NVML code path (through a fake library) with the simulated workload.
-    b.clocks = nvml::NvmlClockControl::open(nvml_options(o, o.device));
+    use_nvml(b, open_nvml(o, parse_device_selector(o.device)));
   } else {
-    b.clocks = std::make_unique<sim::SimClockControl>(gpu, sim_device_index(o.device));
+    b.clocks = std::make_shared<sim::SimClockControl>(gpu, sim_device_index(o.device));
   }
   return b;
 }
@@ -67,14 +81,15 @@ Backends open_cuda(const BackendOptions& o) {
   int cuda_index = 0;
   const DeviceSelector sel = parse_device_selector(o.device);
   if (sel.kind == DeviceSelector::Kind::uuid) {
-    cuda_index = cuda::cuda_index_for_bus_id(nvml::NvmlClockControl::open(nvml_options(o, sel.text))->identity().pci_bus_id);
+    nvml::NvmlOptions by_uuid{sel, true, o.clock_api};
+    cuda_index = cuda::cuda_index_for_bus_id(nvml::NvmlDevice::open(by_uuid)->identity().pci_bus_id);
   } else if (sel.kind == DeviceSelector::Kind::bus_id) {
     cuda_index = cuda::cuda_index_for_bus_id(sel.text);
   } else {
     cuda_index = sel.index;
     const int count = cuda::cuda_runtime_device_count();
     if (cuda_index >= count)
-      throw Error(ExitCode::not_found, fmt::format("device {} not found: CUDA sees {} GPU(s)", cuda_index, count),
+      throw Error(ErrorKind::not_found, fmt::format("device {} not found: CUDA sees {} GPU(s)", cuda_index, count),
                   "check CUDA_VISIBLE_DEVICES; `latest info` lists the GPUs");
   }
   cuda::CudaOptions co;
@@ -84,17 +99,16 @@ Backends open_cuda(const BackendOptions& o) {
   if (o.emulation) {
     // Read-only NVML: identity, clock table and telemetry. The workload
     // measures the card's own clock itself.
-    nvml::NvmlOptions ro;
-    ro.read_only = true;
-    ro.device = cuda::bus_id_of(cuda_index);
-    auto nvml_clocks = nvml::NvmlClockControl::open(ro);
-    co.emulation = cuda::Emulation{o.emulation->min_latency_ms, o.emulation->max_latency_ms, o.seed};
-    b.workload = std::make_unique<cuda::CudaWorkload>(co);
-    b.clocks = std::make_unique<cuda::EmulatedClockControl>(std::move(nvml_clocks));
+    auto card = nvml::NvmlDevice::open({DeviceSelector::by_bus_id(cuda::bus_id_of(cuda_index)), true, o.clock_api});
+    b.workload = std::make_unique<cuda::EmulatedWorkload>(
+        std::make_unique<cuda::CudaWorkload>(co),
+        cuda::Emulation{o.emulation->min_latency_ms, o.emulation->max_latency_ms, o.seed});
+    b.query = card;
+    b.clocks = std::make_shared<cuda::EmulatedClockControl>(card);
     return b;
   }
   auto workload = std::make_unique<cuda::CudaWorkload>(co);
-  b.clocks = nvml::NvmlClockControl::open(nvml_options(o, workload->pci_bus_id()));
+  use_nvml(b, open_nvml(o, DeviceSelector::by_bus_id(workload->pci_bus_id())));
   b.workload = std::move(workload);
   return b;
 }
@@ -102,34 +116,34 @@ Backends open_cuda(const BackendOptions& o) {
 
 }  // namespace
 
-std::unique_ptr<ClockControl> open_nvml_clocks(const BackendOptions& o) {
-  return nvml::NvmlClockControl::open(nvml_options(o, o.device));
+std::shared_ptr<RunGuard> open_nvml_guard(const BackendOptions& o) {
+  return open_nvml(o, parse_device_selector(o.device)).guard;
 }
 
 Backends open_backends(const BackendOptions& o) {
   if (o.clock_control != "auto" && o.clock_control != "sim" && o.clock_control != "nvml")
-    throw Error(ExitCode::usage, fmt::format("unknown clock control '{}'", o.clock_control),
+    throw Error(ErrorKind::bad_argument, fmt::format("unknown clock control '{}'", o.clock_control),
                 "use --clock-control auto, sim or nvml");
   if (o.backend == "sim") return open_sim(o);
   if (o.backend != "auto" && o.backend != "cuda")
-    throw Error(ExitCode::usage, fmt::format("unknown backend '{}'", o.backend), "use --backend auto, cuda or sim");
+    throw Error(ErrorKind::bad_argument, fmt::format("unknown backend '{}'", o.backend), "use --backend auto, cuda or sim");
   const bool driver = driver_present();
   if (o.backend == "cuda" && !driver)
-    throw Error(ExitCode::driver_missing, "the NVIDIA driver is not installed (libcuda.so.1 not found)",
+    throw Error(ErrorKind::driver_missing, "the NVIDIA driver is not installed (libcuda.so.1 not found)",
                 "install the driver, or use --backend sim to run on the simulated GPU");
 #ifdef LATEST_WITH_CUDA
   if (driver) {
     const int devices = cuda::cuda_runtime_device_count();
     if (devices > 0) return open_cuda(o);
     if (o.backend == "cuda")
-      throw Error(devices < 0 ? ExitCode::driver_missing : ExitCode::not_found,
+      throw Error(devices < 0 ? ErrorKind::driver_missing : ErrorKind::not_found,
                   devices < 0 ? "the NVIDIA driver does not work with this CUDA runtime"
                               : "the NVIDIA driver found no CUDA device",
                   "check nvidia-smi and CUDA_VISIBLE_DEVICES, or use --backend sim");
   }
 #else
   if (o.backend == "cuda" || driver)
-    throw Error(ExitCode::not_supported, "this build of latest has no CUDA backend (nvcc was not found when it was built)",
+    throw Error(ErrorKind::not_supported, "this build of latest has no CUDA backend (nvcc was not found when it was built)",
                 "rebuild on a machine with the CUDA toolkit, or use --backend sim");
 #endif
   Backends b = open_sim(o);

@@ -1,5 +1,6 @@
 #pragma once
-// Chooses and opens the two device sides for a command.
+// Chooses and opens the device sides for a command: the composition root,
+// the one place that knows every backend.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -7,7 +8,9 @@
 #include <vector>
 
 #include "core/clock_control.hpp"
+#include "core/device_query.hpp"
 #include "core/workload.hpp"
+#include "guard/run_guard.hpp"
 
 namespace latest::cli {
 
@@ -31,15 +34,19 @@ struct BackendOptions {
   std::optional<EmulationOptions> emulation;  // selftest: emulated switching on the CUDA workload
 };
 
+// Members are destroyed in reverse order: the guard puts the clocks back
+// while the device is still open.
 struct Backends {
   std::unique_ptr<Workload> workload;
-  std::unique_ptr<ClockControl> clocks;
+  std::shared_ptr<ClockControl> clocks;  // what the engine drives
+  std::shared_ptr<RunGuard> guard;       // where a run may change clocks; null elsewhere
+  std::shared_ptr<DeviceQuery> query;    // read-only device facts; null on the simulator
   std::string notice;  // one line for stderr, e.g. why the simulator was chosen
 };
 
 Backends open_backends(const BackendOptions& options);
 
-// Opens only the NVML clock side (for `latest reset` and `latest info`).
-std::unique_ptr<ClockControl> open_nvml_clocks(const BackendOptions& options);
+// The run guard of an NVML device, for `latest reset`.
+std::shared_ptr<RunGuard> open_nvml_guard(const BackendOptions& options);
 
 }  // namespace latest::cli

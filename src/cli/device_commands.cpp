@@ -10,13 +10,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "backends/nvml/nvml_clock_control.hpp"
 #include "cli/arguments.hpp"
 #include "cli/measure_command.hpp"
 #include "cli/run_session.hpp"
 #include "core/accuracy.hpp"
 #include "core/calibration.hpp"
 #include "core/error.hpp"
+#include "core/selftest.hpp"
 #include "results/accuracy_json.hpp"
 #include "results/atomic_file.hpp"
 #include "results/result_store.hpp"
@@ -33,11 +33,10 @@ void add_reset_command(CLI::App& app, ResetOptions& o) {
 int run_reset(const ResetOptions& o) {
   BackendOptions b;
   b.device = o.device;
-  auto clocks = open_nvml_clocks(b);
-  auto& nvml_clocks = dynamic_cast<nvml::NvmlClockControl&>(*clocks);
-  const bool had_state = std::filesystem::exists(nvml_clocks.state_file());
-  const std::string done = nvml_clocks.reset_from_state_file();
-  fmt::print("GPU {} ({}): {}{}\n", nvml_clocks.identity().index, nvml_clocks.identity().uuid, done,
+  const auto guard = open_nvml_guard(b);
+  const bool had_state = std::filesystem::exists(guard->state_file());
+  const std::string done = guard->reset_from_state_file();
+  fmt::print("GPU {} ({}): {}{}\n", guard->identity().index, guard->identity().uuid, done,
              had_state ? " (from the state file of an unfinished run)" : " (no state file: driver defaults)");
   return 0;
 }
@@ -94,42 +93,34 @@ int run_info(const InfoOptions& o) {
              t.memory_mhz ? fmt::format("{} MHz", *t.memory_mhz) : "unknown");
   doc["telemetry"] = {{"reasons", t.throttle.raw_reasons}, {"temperature_c", t.temperature_c.value_or(NAN)},
                       {"power_w", t.power_w.value_or(NAN)}};
-  if (auto* n = dynamic_cast<nvml::NvmlClockControl*>(&c)) {
-    auto& lib = n->library();
-    unsigned count = 0;
-    lib.nvmlDeviceGetCount_v2(&count);
+  if (backends.query) {
+    DeviceQuery& q = *backends.query;
+    const auto devices = q.all_devices();
     json all = json::array();
-    fmt::print("GPUs NVML sees ({}):\n", count);
-    for (unsigned i = 0; i < count; ++i) {
-      nvml::nvmlDevice_t d = nullptr;
-      if (lib.nvmlDeviceGetHandleByIndex_v2(i, &d) != 0) continue;
-      char name[96] = {}, uuid[96] = {};
-      nvml::nvmlPciInfo_t pci{};
-      lib.nvmlDeviceGetName(d, name, sizeof name);
-      lib.nvmlDeviceGetUUID(d, uuid, sizeof uuid);
-      lib.nvmlDeviceGetPciInfo_v3(d, &pci);
-      fmt::print("  {} {}  {}  {}{}\n", i, name, uuid, pci.busId, std::string(pci.busId) == id.pci_bus_id ? "  (this one)" : "");
-      all.push_back({{"index", i}, {"name", name}, {"uuid", uuid}, {"pci_bus_id", pci.busId}});
+    fmt::print("GPUs NVML sees ({}):\n", devices.size());
+    for (const auto& d : devices) {
+      fmt::print("  {} {}  {}  {}{}\n", d.index, d.name, d.uuid, d.pci_bus_id, d.pci_bus_id == id.pci_bus_id ? "  (this one)" : "");
+      all.push_back({{"index", d.index}, {"name", d.name}, {"uuid", d.uuid}, {"pci_bus_id", d.pci_bus_id}});
     }
     doc["nvml_devices"] = all;
-    unsigned sm = 0, app = 0, restricted = 1;
-    lib.nvmlDeviceGetClockInfo(n->device(), nvml::NVML_CLOCK_SM, &sm);
-    lib.nvmlDeviceGetApplicationsClock(n->device(), nvml::NVML_CLOCK_GRAPHICS, &app);
-    const bool restriction_known =
-        lib.nvmlDeviceGetAPIRestriction(n->device(), nvml::NVML_RESTRICTED_API_SET_APPLICATION_CLOCKS, &restricted) == 0;
-    const auto pids = n->other_processes();
-    char driver[96] = {};
-    lib.nvmlSystemGetDriverVersion(driver, sizeof driver);
-    fmt::print("current SM clock {} MHz; application clock {} MHz; driver {}\n", sm, app, driver);
-    fmt::print("other processes on the GPU: {}\n", pids.empty() ? std::string("none") : fmt::format("{}", fmt::join(pids, ", ")));
+    const DeviceStatus st = q.status();
+    fmt::print("current SM clock {} MHz; application clock {}; driver {}\n", st.sm_clock_mhz,
+               st.application_clock_mhz ? fmt::format("{} MHz", *st.application_clock_mhz) : "unknown",
+               st.driver_version);
+    fmt::print("other processes on the GPU: {}\n",
+               st.other_processes.empty() ? std::string("none") : fmt::format("{}", fmt::join(st.other_processes, ", ")));
     const bool root = geteuid() == 0;
     fmt::print("may this user set clocks? best guess, nothing was tried: locked clocks {}; application clocks {}\n",
                root ? "likely (root)" : "unlikely (needs root)",
                root ? "likely (root)"
-                    : !restriction_known ? "unknown"
-                    : restricted ? "unlikely (restricted to root)" : "likely (unrestricted)");
-    doc["nvml"] = {{"sm_clock_mhz", sm}, {"application_clock_mhz", app}, {"driver", driver},
-                   {"other_processes", pids}, {"root", root}, {"app_clocks_restricted", restriction_known ? json(restricted != 0) : json(nullptr)}};
+                    : !st.application_clocks_restricted ? "unknown"
+                    : *st.application_clocks_restricted ? "unlikely (restricted to root)" : "likely (unrestricted)");
+    doc["nvml"] = {{"sm_clock_mhz", st.sm_clock_mhz},
+                   {"application_clock_mhz", st.application_clock_mhz ? json(*st.application_clock_mhz) : json(nullptr)},
+                   {"driver", st.driver_version},
+                   {"other_processes", st.other_processes},
+                   {"root", root},
+                   {"app_clocks_restricted", st.application_clocks_restricted ? json(*st.application_clocks_restricted) : json(nullptr)}};
   }
   fmt::print("timer tick {:.0f} ns\n", wi.timer_tick_ns);
   doc["timer_tick_ns"] = wi.timer_tick_ns;
@@ -139,22 +130,19 @@ int run_info(const InfoOptions& o) {
   for (int i = 0; i < 5; ++i) syncs.push_back(w.synchronize());
   w.time().sleep_until(w.time().now_ns() + 1'000'000'000);
   syncs.push_back(w.synchronize());
-  double best_rtt = 1e18, worst_rtt = 0;
-  for (const auto& s : syncs) {
-    best_rtt = std::min(best_rtt, s.round_trip_ns);
-    worst_rtt = std::max(worst_rtt, s.round_trip_ns);
-  }
+  SyncStats stats;
+  for (const auto& s : syncs) stats.add(s);
+  const double best_rtt = stats.min_round_trip_ns, worst_rtt = stats.max_round_trip_ns;
   const TimerSync& a = syncs[4];
   const TimerSync& z = syncs.back();
-  const double drift_ppm = static_cast<double>(z.offset_ns - a.offset_ns) / static_cast<double>(z.host_ns - a.host_ns) * 1e6;
   fmt::print("timer sync: best round trip {:.2f} us (worst of 6: {:.2f} us), uncertainty ±{:.2f} us, offset {} ns, "
              "offset change over {:.2f} s: {} ns (drift {:.3f} ppm)\n",
              best_rtt / 1e3, worst_rtt / 1e3, best_rtt / 2e3, z.offset_ns,
-             static_cast<double>(z.host_ns - a.host_ns) / 1e9, z.offset_ns - a.offset_ns, drift_ppm);
+             static_cast<double>(z.host_ns - a.host_ns) / 1e9, z.offset_ns - a.offset_ns, stats.drift_ppm);
   json sync_rows = json::array();
   for (const auto& s : syncs)
     sync_rows.push_back({{"host_ns", s.host_ns}, {"offset_ns", s.offset_ns}, {"round_trip_ns", s.round_trip_ns}});
-  doc["timer_sync"] = {{"rounds", sync_rows}, {"drift_ppm", drift_ppm}};
+  doc["timer_sync"] = {{"rounds", sync_rows}, {"drift_ppm", stats.drift_ppm}};
 
   // A short calibration at the clock the card runs at now: no request made.
   const auto start = std::chrono::steady_clock::now();
@@ -255,13 +243,13 @@ int run_selftest(const SelftestOptions& o) {
     em.min_latency_ms = em.max_latency_ms = -1;
   }
   if (colon == std::string::npos || !(em.min_latency_ms > 0) || em.max_latency_ms < em.min_latency_ms)
-    throw Error(ExitCode::usage, fmt::format("--latency-ms '{}' is not MIN:MAX with 0 < MIN <= MAX", o.latency_ms),
+    throw Error(ErrorKind::bad_argument, fmt::format("--latency-ms '{}' is not MIN:MAX with 0 < MIN <= MAX", o.latency_ms),
                 "e.g. --latency-ms 1:50");
-  if (o.measurements < 1) throw Error(ExitCode::usage, "--measurements must be at least 1");
+  if (o.measurements < 1) throw Error(ErrorKind::bad_argument, "--measurements must be at least 1");
   if (o.iteration_fmas && *o.iteration_fmas < 8)
-    throw Error(ExitCode::usage, "--iteration-fmas must be at least 8", "e.g. --iteration-fmas 256");
+    throw Error(ErrorKind::bad_argument, "--iteration-fmas must be at least 8", "e.g. --iteration-fmas 256");
   if (!directory_writable(o.output))
-    throw Error(ExitCode::usage, fmt::format("cannot write the output directory {}", o.output));
+    throw Error(ErrorKind::bad_argument, fmt::format("cannot write the output directory {}", o.output));
   BackendOptions b = o.backend;
   b.backend = "cuda";
   b.emulation = em;
@@ -269,24 +257,13 @@ int run_selftest(const SelftestOptions& o) {
   const auto supported = backends.clocks->supported_clocks();
   std::vector<Mhz> clocks;
   if (o.freq.empty()) {
-    const Mhz card = supported.back();
-    Mhz half = supported.front();
-    for (Mhz f : supported)
-      if (std::abs(f - card / 2) < std::abs(half - card / 2)) half = f;
-    clocks = {card, half};
+    clocks = default_selftest_clocks(supported);
   } else {
     clocks = parse_clock_list(o.freq);
     check_supported(clocks, supported);
   }
-  EngineSettings s;
-  s.clocks = clocks;
-  s.pairs = resolve_pairs("all", clocks);
-  s.min_measurements = s.max_measurements = o.measurements;
-  // L's range is known, so no pilot: the capture holds the longest L.
-  s.plan.capture_ms = em.max_latency_ms * 1.5 + 5;
-  s.plan.max_capture_ms = std::max(s.plan.max_capture_ms, *s.plan.capture_ms);
-  s.plan.iteration_fmas = o.iteration_fmas;
-  s.save_traces = o.save_traces;
+  const EngineSettings s =
+      selftest_engine_settings(clocks, {em.max_latency_ms, o.measurements, o.iteration_fmas, o.save_traces});
   const json settings_doc = {{"selftest", true},         {"freq_mhz", clocks}, {"latency_ms", {em.min_latency_ms, em.max_latency_ms}},
                              {"measurements", o.measurements}, {"seed", b.seed}, {"warps", b.warps},
                              {"capture_ms", *s.plan.capture_ms},
@@ -295,7 +272,7 @@ int run_selftest(const SelftestOptions& o) {
   const SessionResult session = run_session(backends, s, settings_doc, o.output);
 
   const Accuracy acc = accuracy_against_truth(session.results, session.state.calibrations);
-  if (acc.measurements.empty()) throw Error(ExitCode::internal, "selftest: no measurement was accepted");
+  if (acc.measurements.empty()) throw Error(ErrorKind::internal, "selftest: no measurement was accepted");
   json doc = {{"latency_ms", {em.min_latency_ms, em.max_latency_ms}},
               {"iteration_fmas", session.state.iteration_fmas},
               {"sync", {{"min_uncertainty_us", session.state.sync.min_uncertainty_ns / 1e3},
@@ -308,7 +285,7 @@ int run_selftest(const SelftestOptions& o) {
   write_file_atomically(std::filesystem::path(o.output) / "selftest.json", doc.dump(2) + "\n");
   print_selftest_summary(acc, em);
   fmt::print("results and selftest.json in {}\n", o.output);
-  return acc.within_bound() || !acc.excess_us ? 0 : 1;
+  return selftest_verdict(acc) == SelftestVerdict::failed ? 1 : 0;
 }
 
 }  // namespace latest::cli

@@ -9,6 +9,7 @@
 #include "cli/analysis_commands.hpp"
 #include "cli/device_commands.hpp"
 #include "cli/measure_command.hpp"
+#include "cli/exit_codes.hpp"
 #include "core/error.hpp"
 
 namespace {
@@ -33,7 +34,7 @@ constexpr const char* kDescription =
 
 int main(int argc, char** argv) {
   using latest::Error;
-  using latest::ExitCode;
+  using latest::cli::ExitCode;
   CLI::App app{kDescription, "latest"};
   app.set_version_flag("--version", std::string("latest ") + LATEST_VERSION);
   app.footer("Results: one CSV per pair (<init>_<target>_<host>_<gpu>.csv) and manifest.json in --output.");
@@ -69,7 +70,7 @@ int main(int argc, char** argv) {
   } catch (const Error& e) {
     fmt::print(stderr, "latest: error: {}\n", e.what());
     if (!e.hint().empty()) fmt::print(stderr, "latest: hint: {}\n", e.hint());
-    return static_cast<int>(e.code());
+    return static_cast<int>(latest::cli::exit_code_for(e.kind()));
   } catch (const std::exception& e) {
     fmt::print(stderr, "latest: internal error: {}\n", e.what());
     return static_cast<int>(ExitCode::internal);

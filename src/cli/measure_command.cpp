@@ -12,6 +12,7 @@
 #include "cli/analysis_commands.hpp"
 #include "cli/arguments.hpp"
 #include "cli/run_session.hpp"
+#include "cli/skip_reasons.hpp"
 #include "core/error.hpp"
 #include "results/atomic_file.hpp"
 #include "results/result_store.hpp"
@@ -21,24 +22,24 @@ namespace {
 
 void validate(const MeasureOptions& o) {
   if (!(o.rse > 0 && o.rse < 1))
-    throw Error(ExitCode::usage, fmt::format("--rse {} is outside (0, 1)", o.rse), "e.g. --rse 0.05 for 5 %");
+    throw Error(ErrorKind::bad_argument, fmt::format("--rse {} is outside (0, 1)", o.rse), "e.g. --rse 0.05 for 5 %");
   if (o.min_measurements < 1 || o.max_measurements < 1)
-    throw Error(ExitCode::usage, "--min-measurements and --max-measurements must be at least 1");
+    throw Error(ErrorKind::bad_argument, "--min-measurements and --max-measurements must be at least 1");
   if (o.min_measurements > o.max_measurements)
-    throw Error(ExitCode::usage,
+    throw Error(ErrorKind::bad_argument,
                 fmt::format("--min-measurements {} is more than --max-measurements {}", o.min_measurements,
                             o.max_measurements),
                 "make the minimum at most the maximum");
   if (o.max_band_overlap < 0 || o.max_band_overlap > 1)
-    throw Error(ExitCode::usage, "--max-band-overlap must lie in [0, 1]");
-  if (o.iteration_fmas && *o.iteration_fmas < 1) throw Error(ExitCode::usage, "--iteration-fmas must be positive");
-  if (o.max_records < 4096) throw Error(ExitCode::usage, "--max-records must be at least 4096");
+    throw Error(ErrorKind::bad_argument, "--max-band-overlap must lie in [0, 1]");
+  if (o.iteration_fmas && *o.iteration_fmas < 1) throw Error(ErrorKind::bad_argument, "--iteration-fmas must be positive");
+  if (o.max_records < 4096) throw Error(ErrorKind::bad_argument, "--max-records must be at least 4096");
   if (o.backend.clock_api != "locked" && o.backend.clock_api != "application")
-    throw Error(ExitCode::usage, fmt::format("unknown --clock-api '{}'", o.backend.clock_api), "use locked or application");
-  if (o.backend.warps < 1 || o.backend.warps > 32) throw Error(ExitCode::usage, "--warps must lie in 1..32");
+    throw Error(ErrorKind::bad_argument, fmt::format("unknown --clock-api '{}'", o.backend.clock_api), "use locked or application");
+  if (o.backend.warps < 1 || o.backend.warps > 32) throw Error(ErrorKind::bad_argument, "--warps must lie in 1..32");
   for (auto v : {o.capture_ms, o.wakeup_ms})
-    if (v && !(*v > 0)) throw Error(ExitCode::usage, "--capture-ms and --wakeup-ms must be positive");
-  if (!(o.max_capture_ms > 0)) throw Error(ExitCode::usage, "--max-capture-ms must be positive");
+    if (v && !(*v > 0)) throw Error(ErrorKind::bad_argument, "--capture-ms and --wakeup-ms must be positive");
+  if (!(o.max_capture_ms > 0)) throw Error(ErrorKind::bad_argument, "--max-capture-ms must be positive");
 }
 
 EngineSettings engine_settings(const MeasureOptions& o, const std::vector<Mhz>& clocks,
@@ -108,14 +109,7 @@ nlohmann::json settings_json(const EngineSettings& s, const MeasureOptions& o) {
 
 void print_plan(const EngineSettings& s, const DeviceIdentity& id) {
   const PlanSettings& p = s.plan;
-  const double capture = p.capture_ms.value_or(p.capture_factor * p.pilot_capture_ms);
-  const double wake = p.wakeup_ms.value_or(std::max(p.min_wakeup_ms, 50.0));
-  // A window: wake-up + delay + capture + confirmation; the iteration length
-  // (and so delay and confirmation) is only fixed after the pilot.
-  const double per_measurement_s = (wake + capture * 1.1) / 1e3;
-  const double calibration_s = static_cast<double>(s.clocks.size()) * (p.calibration_settle_ms / 1e3 + 0.1);
-  const double pilot_s = p.capture_ms ? 0.0 : 3.0 * p.pilot_measurements * (wake + p.pilot_capture_ms * 10) / 1e3;
-  const double measure_s = static_cast<double>(s.pairs.size()) * s.min_measurements * per_measurement_s;
+  const RunEstimate e = estimate_run(p, s.clocks.size(), s.pairs.size(), s.min_measurements);
   fmt::print("device: {} ({}), index {}\n", id.name, id.pci_bus_id, id.index);
   fmt::print("clocks: {} MHz\n", fmt::join(s.clocks, ", "));
   fmt::print("pairs ({}):", s.pairs.size());
@@ -123,13 +117,13 @@ void print_plan(const EngineSettings& s, const DeviceIdentity& id) {
     fmt::print("{}{}->{}", i % 8 == 0 ? "\n  " : "  ", s.pairs[i].init, s.pairs[i].target);
   fmt::print("\nwindow per measurement: wake-up {:.0f} ms{}, delay {} iterations, capture {:.0f} ms{}, "
              "confirmation {} iterations\n",
-             wake, p.wakeup_ms ? "" : " (from phase 1)", p.delay_iterations, capture,
-             p.capture_ms ? "" : " (assumed; the pilot sets it to 10x its longest latency)", p.confirmation_iterations);
+             e.wakeup_ms, e.wakeup_fixed ? "" : " (from phase 1)", p.delay_iterations, e.capture_ms,
+             e.capture_fixed ? "" : " (assumed; the pilot sets it to 10x its longest latency)", p.confirmation_iterations);
   fmt::print("stopping: RSE <= {:.1f}% checked every {} measurements, {} to {} per pair\n", s.rse * 100,
              s.rse_check_every, s.min_measurements, s.max_measurements);
   fmt::print("estimated GPU time: phase 1 {}, pilot {}, measurements {} (at {} per pair), total {}\n",
-             duration_text(calibration_s), duration_text(pilot_s), duration_text(measure_s),
-             s.min_measurements, duration_text(calibration_s + pilot_s + measure_s));
+             duration_text(e.calibration_s), duration_text(e.pilot_s), duration_text(e.measurements_s),
+             s.min_measurements, duration_text(e.total_s()));
 }
 
 void print_summary(const std::vector<PairResult>& results, const std::string& dir) {
@@ -140,15 +134,15 @@ void print_summary(const std::vector<PairResult>& results, const std::string& di
     if (r.status != "measured") {
       ++skipped;
       fmt::print("{:>6} {:>6}  {:>5}  {:>9} {:>9} {:>9}  {:>6}  skipped: {}\n", r.pair.init, r.pair.target, 0, "-",
-                 "-", "-", "-", r.reason);
+                 "-", "-", "-", describe(r.reason));
       continue;
     }
     ++measured;
     std::vector<double> xs;
     for (const auto& row : r.rows) xs.push_back(row.switching_ms);
-    std::sort(xs.begin(), xs.end());
-    fmt::print("{:>6} {:>6}  {:>5}  {:>9.3f} {:>9.3f} {:>9.3f}  {:>5.1f}%\n", r.pair.init, r.pair.target, xs.size(),
-               xs.front(), quantile_sorted(xs, 0.5), xs.back(), r.rse * 100);
+    const Summary sum = summarise(std::move(xs));
+    fmt::print("{:>6} {:>6}  {:>5}  {:>9.3f} {:>9.3f} {:>9.3f}  {:>5.1f}%\n", r.pair.init, r.pair.target, sum.n,
+               sum.min, sum.median, sum.max, r.rse * 100);
   }
   fmt::print("{} pairs measured, {} skipped; results in {}\n", measured, skipped, dir);
 }
@@ -206,15 +200,15 @@ void add_measure_options(CLI::App& app, MeasureOptions& o) {
 
 int run_measure(const MeasureOptions& o) {
   if (o.freq.empty())
-    throw Error(ExitCode::usage, "--freq is required: which clocks to measure between",
+    throw Error(ErrorKind::bad_argument, "--freq is required: which clocks to measure between",
                 "e.g. latest --freq 600,900,1200,1500 (see latest --help)");
   const std::vector<Mhz> clocks = parse_clock_list(o.freq);
   validate(o);
   const std::vector<ClockPair> pairs = resolve_pairs(o.pairs, clocks);
   if (pairs.empty())
-    throw Error(ExitCode::usage, fmt::format("--pairs {} selects no pair of these clocks", o.pairs));
+    throw Error(ErrorKind::bad_argument, fmt::format("--pairs {} selects no pair of these clocks", o.pairs));
   if (!o.plan_only && !directory_writable(o.output))
-    throw Error(ExitCode::usage, fmt::format("cannot write the output directory {}", o.output),
+    throw Error(ErrorKind::bad_argument, fmt::format("cannot write the output directory {}", o.output),
                 "choose a writable --output directory");
 
   Backends backends = open_backends(o.backend);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/signals.hpp"
+#include "cli/skip_reasons.hpp"
 #include "core/error.hpp"
 #include "results/result_store.hpp"
 
@@ -53,29 +54,30 @@ SessionResult run_session(Backends& backends, const EngineSettings& settings, co
   nlohmann::json run_key = settings_doc;
   run_key["device_uuid"] = backends.clocks->identity().uuid;
   run_key.erase("save_traces");
-  ResultStore store(output, run_key, settings_doc);
+  ResultStore store(output, run_key, settings_doc, describe);
   const auto done = store.resume();
   if (!done.empty()) fmt::print(stderr, "latest: resuming {}: {} pairs already done\n", output, done.size());
   SessionObserver observer(store, isatty(STDERR_FILENO) != 0);
   install_stop_handlers();
   // Whatever happens below, the card gets its prior clocks back, on the main path.
   struct RestoreOnExit {
-    ClockControl& clocks;
+    RunGuard* guard;
     ~RestoreOnExit() {
+      if (!guard) return;
       try {
-        clocks.restore();
+        guard->restore();
       } catch (const std::exception& e) {
         fmt::print(stderr, "latest: restoring the clocks failed: {} (run `latest reset`)\n", e.what());
       }
     }
-  } restore{*backends.clocks};
+  } restore{backends.guard.get()};
   SessionResult result;
   try {
     Engine engine(*backends.workload, *backends.clocks, settings, observer, stop_requested);
     result.state = engine.run(done);
   } catch (const Error& e) {
     observer.clear_line();
-    store.finish(e.code() == ExitCode::interrupted ? "interrupted" : "failed", e.what());
+    store.finish(e.kind() == ErrorKind::interrupted ? "interrupted" : "failed", e.what());
     throw;
   } catch (const std::exception& e) {
     observer.clear_line();

@@ -1,7 +1,8 @@
 #pragma once
-// The clock side of a device: which SM clocks exist, setting one, putting the
-// prior state back, and what limits the clock (throttling). Implemented by the
-// simulator and by the NVML controller.
+// The clock side of a device: which SM clocks exist, setting one, and what
+// limits the clock (throttling). Implemented by the simulator and by NVML.
+// Putting the prior state back is the run guard's job (guard/run_guard.hpp),
+// through ClockState below.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -34,9 +35,29 @@ class ClockControl {
   virtual std::vector<Mhz> supported_clocks() = 0;
   // Requests the SM clock. Throws Error(no_permission / not_supported / ...).
   virtual void set_clock(Mhz mhz) = 0;
-  // Puts back what was in force before the first set_clock. Idempotent.
-  virtual void restore() = 0;
   virtual Telemetry telemetry() = 0;
+};
+
+// The clock settings that can be read back before a run changes them. Locked
+// clocks cannot be read back on NVML, so they are always put back to the
+// driver's defaults.
+struct SavedClocks {
+  std::optional<Mhz> application_graphics_mhz;
+  std::optional<Mhz> application_memory_mhz;
+};
+
+// What a run guard needs of a device: who else uses it, and saving and
+// putting back its clock settings.
+class ClockState {
+ public:
+  virtual ~ClockState() = default;
+  virtual DeviceIdentity identity() = 0;
+  // Process ids of other processes on the device.
+  virtual std::vector<unsigned> other_processes() = 0;
+  virtual SavedClocks save() = 0;
+  // Locked clocks to the defaults; application clocks to `saved`, or to the
+  // defaults where it holds none.
+  virtual void put_back(const SavedClocks& saved) = 0;
 };
 
 }  // namespace latest

@@ -26,10 +26,23 @@ std::vector<double> latencies(const std::vector<MeasurementRow>& rows) {
 
 // A pair is given up for the rest of the run; the reason goes to the manifest.
 struct SkipPair {
-  std::string reason;
+  SkipReason reason;
 };
 
 }  // namespace
+
+const char* to_string(SkipReason::Code code) {
+  switch (code) {
+    case SkipReason::Code::none: return "none";
+    case SkipReason::Code::clock_power_capped: return "clock_power_capped";
+    case SkipReason::Code::means_indistinguishable: return "means_indistinguishable";
+    case SkipReason::Code::bands_overlap: return "bands_overlap";
+    case SkipReason::Code::power_capping: return "power_capping";
+    case SkipReason::Code::not_captured: return "not_captured";
+    case SkipReason::Code::measurements_failed: return "measurements_failed";
+  }
+  return "?";
+}
 
 Engine::Engine(Workload& workload, ClockControl& clocks, EngineSettings settings, RunObserver& observer,
                std::function<std::string()> stop)
@@ -58,6 +71,7 @@ void SyncStats::add(const TimerSync& s) {
     first_offset_ns = s.offset_ns;
     first_host_s_ = host_s;
     min_uncertainty_ns = max_uncertainty_ns = s.uncertainty_ns;
+    min_round_trip_ns = s.round_trip_ns;
   }
   const double x = host_s - first_host_s_;
   const auto y = static_cast<double>(s.offset_ns);
@@ -65,6 +79,7 @@ void SyncStats::add(const TimerSync& s) {
   last_x_ = x;
   min_uncertainty_ns = std::min(min_uncertainty_ns, s.uncertainty_ns);
   max_uncertainty_ns = std::max(max_uncertainty_ns, s.uncertainty_ns);
+  min_round_trip_ns = std::min(min_round_trip_ns, s.round_trip_ns);
   max_round_trip_ns = std::max(max_round_trip_ns, s.round_trip_ns);
   ++count;
   sum_x_ += x;
@@ -113,8 +128,13 @@ const ClockCalibration& Engine::calibration(Mhz mhz, std::int64_t fmas) {
   if (m.outcome == MeasurementOutcome::accepted) cal.wakeup_ms = m.switching_ms;
 
   const Telemetry t = clocks_.telemetry();
-  if (t.throttle.power)
-    state_.unusable_clocks[mhz] = fmt::format("power capping while calibrating {} MHz (reasons 0x{:x})", mhz, t.throttle.raw_reasons);
+  if (t.throttle.power) {
+    SkipReason why;
+    why.code = SkipReason::Code::clock_power_capped;
+    why.clock = mhz;
+    why.raw_reasons = t.throttle.raw_reasons;
+    state_.unusable_clocks[mhz] = why;
+  }
   return calibrations_.emplace(key, std::move(cal)).first->second;
 }
 
@@ -142,18 +162,18 @@ std::vector<ClockPair> Engine::check_pairs() {
     check.difference_ns = difference_interval(a.pooled.iteration, b.pooled.iteration);
     check.means_differ = !check.difference_ns.contains(0.0);
     check.band_overlap = band_overlap(a.pooled.iteration, b.pooled.iteration);
-    if (auto it = state_.unusable_clocks.find(pair.init); it != state_.unusable_clocks.end())
-      check.skip_reason = it->second;
-    else if (auto jt = state_.unusable_clocks.find(pair.target); jt != state_.unusable_clocks.end())
-      check.skip_reason = jt->second;
-    else if (!check.means_differ)
-      check.skip_reason = "phase-1 means are not distinguishable (the interval of their difference contains 0)";
-    else if (check.band_overlap > settings_.max_band_overlap && !settings_.include_inseparable)
-      check.skip_reason = fmt::format(
-          "the ±2σ bands overlap {:.2f} (limit {:.2f}): an iteration at the initial clock could pass as "
-          "arrived; use longer iterations (--iteration-fmas) or --include-inseparable",
-          check.band_overlap, settings_.max_band_overlap);
-    if (check.skip_reason.empty()) measured.push_back(pair);
+    if (auto it = state_.unusable_clocks.find(pair.init); it != state_.unusable_clocks.end()) {
+      check.skip = it->second;
+    } else if (auto jt = state_.unusable_clocks.find(pair.target); jt != state_.unusable_clocks.end()) {
+      check.skip = jt->second;
+    } else if (!check.means_differ) {
+      check.skip.code = SkipReason::Code::means_indistinguishable;
+    } else if (check.band_overlap > settings_.max_band_overlap && !settings_.include_inseparable) {
+      check.skip.code = SkipReason::Code::bands_overlap;
+      check.skip.value = check.band_overlap;
+      check.skip.limit = settings_.max_band_overlap;
+    }
+    if (!check.skip.skipped()) measured.push_back(pair);
     state_.checks.push_back(check);
   }
   return measured;
@@ -261,6 +281,15 @@ void Engine::keep_traces(PairResult& result, const Attempt& a, int index) {
   }
 }
 
+void Engine::skip_if_power_capped(const Telemetry& tel, ClockPair pair) {
+  if (!tel.throttle.power) return;
+  state_.throttle_events.push_back({seconds_since_start(), pair, "power", "pair skipped", tel.throttle.raw_reasons});
+  SkipReason why;
+  why.code = SkipReason::Code::power_capping;
+  why.raw_reasons = tel.throttle.raw_reasons;
+  throw SkipPair{why};
+}
+
 PairResult Engine::measure_pair(ClockPair pair, std::size_t number, std::size_t count) {
   PairResult result;
   result.pair = pair;
@@ -287,17 +316,16 @@ PairResult Engine::measure_pair(ClockPair pair, std::size_t number, std::size_t 
           break;
         }
         ++result.failed[to_string(a.measurement.outcome)];
-        const Telemetry tel = clocks_.telemetry();
-        if (tel.throttle.power) {
-          state_.throttle_events.push_back({seconds_since_start(), pair, "power", "pair skipped", tel.throttle.raw_reasons});
-          throw SkipPair{"power capping: one of the clocks cannot be held"};
-        }
+        skip_if_power_capped(clocks_.telemetry(), pair);
         if (a.measurement.outcome == MeasurementOutcome::initial_not_held) {
           wakeup_ms_[pair.init] = std::min(2 * wakeup_for(pair.init), 10 * settings_.plan.max_capture_ms);
         } else if (a.measurement.outcome == MeasurementOutcome::not_captured) {
-          if (capture >= settings_.plan.max_capture_ms)
-            throw SkipPair{fmt::format("switch not captured within the longest window ({} ms, --max-capture-ms)",
-                                       settings_.plan.max_capture_ms)};
+          if (capture >= settings_.plan.max_capture_ms) {
+            SkipReason why;
+            why.code = SkipReason::Code::not_captured;
+            why.value = settings_.plan.max_capture_ms;
+            throw SkipPair{why};
+          }
           // A longer window for the rest of the pair.
           capture = std::min(capture * 10, settings_.plan.max_capture_ms);
           fmas = iteration_for(capture);
@@ -310,9 +338,13 @@ PairResult Engine::measure_pair(ClockPair pair, std::size_t number, std::size_t 
       result.capture_ms = capture;
       result.wakeup_ms = plan.wakeup_ms;
       if (!accepted) {
-        if (++failed_measurements >= settings_.max_failed_measurements)
-          throw SkipPair{fmt::format("{} measurements failed after {} tries each", failed_measurements,
-                                     settings_.max_attempts)};
+        if (++failed_measurements >= settings_.max_failed_measurements) {
+          SkipReason why;
+          why.code = SkipReason::Code::measurements_failed;
+          why.count = failed_measurements;
+          why.tries = settings_.max_attempts;
+          throw SkipPair{why};
+        }
         continue;
       }
       accepted->row.index = ++measurement_number;
@@ -322,10 +354,7 @@ PairResult Engine::measure_pair(ClockPair pair, std::size_t number, std::size_t 
       auto n = static_cast<int>(result.rows.size());
       if (n % settings_.throttle_check_every == 0) {
         const Telemetry tel = clocks_.telemetry();
-        if (tel.throttle.power) {
-          state_.throttle_events.push_back({seconds_since_start(), pair, "power", "pair skipped", tel.throttle.raw_reasons});
-          throw SkipPair{"power capping: one of the clocks cannot be held"};
-        }
+        skip_if_power_capped(tel, pair);
         if (tel.throttle.thermal) {
           const int drop = std::min(n, settings_.throttle_check_every);
           result.rows.resize(static_cast<std::size_t>(n - drop));
@@ -386,11 +415,11 @@ RunState Engine::run(const std::set<std::pair<Mhz, Mhz>>& done) {
   observer_.planned(state_);
 
   for (const auto& check : state_.checks) {
-    if (check.skip_reason.empty() || done.count({check.pair.init, check.pair.target})) continue;
+    if (!check.skip.skipped() || done.count({check.pair.init, check.pair.target})) continue;
     PairResult skipped;
     skipped.pair = check.pair;
     skipped.status = "skipped";
-    skipped.reason = check.skip_reason;
+    skipped.reason = check.skip;
     observer_.pair_finished(skipped, state_);
   }
   std::vector<ClockPair> todo;

@@ -37,12 +37,36 @@ struct EngineSettings {
   DetectionSettings detection;
 };
 
+// Why a pair is not measured, as data: a code and the numbers behind it.
+// Words for people (naming the CLI's options) are the caller's.
+struct SkipReason {
+  enum class Code {
+    none,
+    clock_power_capped,       // `clock` was power-capped while calibrating (`raw_reasons`)
+    means_indistinguishable,  // the interval of the phase-1 means' difference contains 0
+    bands_overlap,            // the ±2σ bands overlap `value`, more than `limit`
+    power_capping,            // while measuring, one of the clocks could not be held
+    not_captured,             // no switch within the longest window, `value` ms
+    measurements_failed,      // `count` measurements failed after `tries` tries each
+  };
+  Code code = Code::none;
+  Mhz clock = 0;
+  std::uint64_t raw_reasons = 0;
+  double value = 0;
+  double limit = 0;
+  int count = 0;
+  int tries = 0;
+  bool skipped() const { return code != Code::none; }
+};
+// A stable name for files: "bands_overlap", ...
+const char* to_string(SkipReason::Code code);
+
 struct PairCheck {
   ClockPair pair;
   bool means_differ = false;
   Interval difference_ns;
   double band_overlap = 0;
-  std::string skip_reason;  // empty when the pair is measured
+  SkipReason skip;  // none when the pair is measured
 };
 
 struct ThrottleEvent {
@@ -81,7 +105,7 @@ struct TraceRow {
 struct PairResult {
   ClockPair pair;
   std::string status;  // measured | skipped
-  std::string reason;
+  SkipReason reason;
   std::vector<MeasurementRow> rows;
   std::map<std::string, int> discarded;  // reason -> count
   std::map<std::string, int> failed;     // reason -> count
@@ -104,6 +128,7 @@ struct SyncStats {
   int count = 0;
   double min_uncertainty_ns = 0;
   double max_uncertainty_ns = 0;
+  double min_round_trip_ns = 0;
   double max_round_trip_ns = 0;
   double drift_ppm = 0;
   double max_gap_s = 0;
@@ -126,7 +151,7 @@ struct RunState {
   std::int64_t iteration_fmas = 0;
   std::vector<ThrottleEvent> throttle_events;
   SyncStats sync;
-  std::map<Mhz, std::string> unusable_clocks;  // clock -> why
+  std::map<Mhz, SkipReason> unusable_clocks;  // clock -> why
 };
 
 struct Progress {
@@ -174,6 +199,8 @@ class Engine {
   std::vector<ClockPair> check_pairs();
   double run_pilot(const std::vector<ClockPair>& pilot);
   PairResult measure_pair(ClockPair pair, std::size_t number, std::size_t count);
+  // Throws the pair's skip when the card reports power capping.
+  void skip_if_power_capped(const Telemetry& telemetry, ClockPair pair);
   double wakeup_for(Mhz init) const;
   std::int64_t iteration_for(double capture_ms);
   void keep_traces(PairResult& result, const Attempt& attempt, int index);

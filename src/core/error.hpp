@@ -1,33 +1,33 @@
 #pragma once
-// Errors a user can act on. Each carries the process exit code that mirrors
-// nvidia-smi's, so the CLI maps any failure to the right code in one place.
+// Errors a user can act on. Each carries a domain kind; the CLI alone maps
+// kinds to process exit codes (cli/exit_codes.hpp), so a library user gets
+// the same distinctions without any process semantics.
 #include <stdexcept>
 #include <string>
 
 namespace latest {
 
-enum class ExitCode : int {
-  ok = 0,
-  internal = 1,
-  usage = 2,
-  not_supported = 3,
-  no_permission = 4,
-  not_found = 6,
-  driver_missing = 9,
-  gpu_lost = 15,
-  in_use = 19,  // another run or process holds the GPU (NVML_ERROR_IN_USE)
-  interrupted = 130,
+enum class ErrorKind {
+  internal,
+  bad_argument,
+  not_supported,
+  no_permission,
+  not_found,
+  driver_missing,
+  gpu_lost,
+  in_use,  // another run or process holds the GPU
+  interrupted,
 };
 
 class Error : public std::runtime_error {
  public:
-  Error(ExitCode code, const std::string& message, std::string hint = {})
-      : std::runtime_error(message), code_(code), hint_(std::move(hint)) {}
-  ExitCode code() const { return code_; }
+  Error(ErrorKind kind, const std::string& message, std::string hint = {})
+      : std::runtime_error(message), kind_(kind), hint_(std::move(hint)) {}
+  ErrorKind kind() const { return kind_; }
   const std::string& hint() const { return hint_; }
 
  private:
-  ExitCode code_;
+  ErrorKind kind_;
   std::string hint_;
 };
 
@@ -36,7 +36,7 @@ class Error : public std::runtime_error {
 class Interrupted : public Error {
  public:
   explicit Interrupted(const std::string& signal_name)
-      : Error(ExitCode::interrupted, "interrupted by " + signal_name) {}
+      : Error(ErrorKind::interrupted, "interrupted by " + signal_name) {}
 };
 
 }  // namespace latest

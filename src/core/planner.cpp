@@ -32,9 +32,40 @@ WindowPlan plan_window(double capture_ms, double wakeup_ms, const ClockCalibrati
   // Capture counted at the faster clock, so it lasts at least capture_ms.
   const auto capture_iterations = static_cast<std::int64_t>(std::ceil(capture_ms * 1e6 / fast_ns));
   p.recorded_iterations = s.delay_iterations + capture_iterations + s.confirmation_iterations;
-  p.gpu_ms = wakeup_ms + p.delay_ms + capture_ms +
-             static_cast<double>(s.confirmation_iterations) * slow_ns / 1e6;
+  p.gpu_ms = window_gpu_ms(wakeup_ms, p.delay_ms, capture_ms,
+                           static_cast<double>(s.confirmation_iterations) * slow_ns / 1e6);
   return p;
+}
+
+double window_gpu_ms(double wakeup_ms, double delay_ms, double capture_ms, double confirmation_ms) {
+  return wakeup_ms + delay_ms + capture_ms + confirmation_ms;
+}
+
+RunEstimate estimate_run(const PlanSettings& p, std::size_t clocks, std::size_t pairs, int measurements_per_pair) {
+  RunEstimate e;
+  e.capture_fixed = p.capture_ms.has_value();
+  e.capture_ms = p.capture_ms.value_or(p.capture_factor * p.pilot_capture_ms);
+  e.wakeup_fixed = p.wakeup_ms.has_value();
+  e.wakeup_ms = p.wakeup_ms.value_or(std::max(p.min_wakeup_ms, 50.0));
+  const double per_measurement_s = window_gpu_ms(e.wakeup_ms, 0, e.capture_ms, 0.1 * e.capture_ms) / 1e3;
+  e.calibration_s = static_cast<double>(clocks) * (p.calibration_settle_ms / 1e3 + 0.1);
+  // Three pilot pairs, each window grown up to ten times the first.
+  e.pilot_s = e.capture_fixed ? 0.0
+                              : 3.0 * p.pilot_measurements * window_gpu_ms(e.wakeup_ms, 0, p.pilot_capture_ms * 10, 0) / 1e3;
+  e.measurements_s = static_cast<double>(pairs) * measurements_per_pair * per_measurement_s;
+  return e;
+}
+
+std::vector<ClockPair> ordered_pairs(const std::vector<Mhz>& clocks, PairDirection direction) {
+  std::vector<ClockPair> pairs;
+  for (Mhz a : clocks)
+    for (Mhz b : clocks) {
+      if (a == b) continue;
+      if (direction == PairDirection::increasing && b < a) continue;
+      if (direction == PairDirection::decreasing && b > a) continue;
+      pairs.push_back({a, b});
+    }
+  return pairs;
 }
 
 std::vector<ClockPair> pilot_pairs(const std::vector<ClockPair>& valid) {

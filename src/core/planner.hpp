@@ -49,6 +49,32 @@ struct WindowPlan {
 WindowPlan plan_window(double capture_ms, double wakeup_ms, const ClockCalibration& initial,
                        const ClockCalibration& target, const PlanSettings& settings);
 
+// The device time of one measurement window, all four parts (SPEC §3.1).
+double window_gpu_ms(double wakeup_ms, double delay_ms, double capture_ms, double confirmation_ms);
+
+// The device time of a run, estimated before anything is measured: phase 1,
+// the pilot and `measurements_per_pair` measurements of every pair. Until
+// the pilot has run the capture is assumed (10x the first pilot window), and
+// delay plus confirmation, fixed only with the iteration length, are taken
+// as a tenth of the capture.
+struct RunEstimate {
+  double wakeup_ms = 0;
+  bool wakeup_fixed = false;  // given by the user, not from phase 1
+  double capture_ms = 0;
+  bool capture_fixed = false;  // given by the user, not from the pilot
+  double calibration_s = 0;
+  double pilot_s = 0;
+  double measurements_s = 0;
+  double total_s() const { return calibration_s + pilot_s + measurements_s; }
+};
+RunEstimate estimate_run(const PlanSettings& settings, std::size_t clocks, std::size_t pairs,
+                         int measurements_per_pair);
+
+// Every ordered pair of distinct clocks, in the order given, or only those
+// that raise or lower the clock.
+enum class PairDirection { all, increasing, decreasing };
+std::vector<ClockPair> ordered_pairs(const std::vector<Mhz>& clocks, PairDirection direction = PairDirection::all);
+
 // Pilot pairs among the valid ones (SPEC §3.1): lowest to highest clock,
 // highest to lowest, and the middle clock to the highest.
 std::vector<ClockPair> pilot_pairs(const std::vector<ClockPair>& valid);

@@ -98,6 +98,15 @@ inline void resolve_emulated_delays(SwitchTruth& truth, const TimerSync& before,
     truth.in_effect_us = static_cast<double>(*truth.emulated->in_effect_gpu_ns - flip) / 1e3;
 }
 
+// Which GPU a command means, as the user named it. The CLI parses the text;
+// each backend resolves the selector its own way.
+struct DeviceSelector {
+  enum class Kind { index, uuid, bus_id } kind = Kind::index;
+  std::string text;  // as given
+  int index = 0;     // for Kind::index
+  static DeviceSelector by_bus_id(std::string bus_id) { return {Kind::bus_id, std::move(bus_id), 0}; }
+};
+
 struct DeviceIdentity {
   std::string name;
   std::string uuid;

@@ -19,7 +19,7 @@ void write_file_atomically(const fs::path& path, std::string_view contents) {
   const fs::path tmp = path.string() + fmt::format(".tmp.{}", getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
-    throw Error(ExitCode::usage, fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)),
+    throw Error(ErrorKind::bad_argument, fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)),
                 "choose a writable --output directory");
   std::size_t done = 0;
   while (done < contents.size()) {
@@ -29,7 +29,7 @@ void write_file_atomically(const fs::path& path, std::string_view contents) {
       const int err = errno;
       ::close(fd);
       ::unlink(tmp.c_str());
-      throw Error(ExitCode::internal, fmt::format("writing {} failed: {}", tmp.string(), std::strerror(err)));
+      throw Error(ErrorKind::internal, fmt::format("writing {} failed: {}", tmp.string(), std::strerror(err)));
     }
     done += static_cast<std::size_t>(n);
   }
@@ -38,7 +38,7 @@ void write_file_atomically(const fs::path& path, std::string_view contents) {
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
-    throw Error(ExitCode::internal, fmt::format("renaming {} failed: {}", tmp.string(), std::strerror(err)));
+    throw Error(ErrorKind::internal, fmt::format("renaming {} failed: {}", tmp.string(), std::strerror(err)));
   }
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -74,8 +74,8 @@ json to_json(const ClockCalibration& cal) {
           {"per_sm", per_sm}};
 }
 
-ResultStore::ResultStore(fs::path dir, json run_key, json settings)
-    : dir_(std::move(dir)), host_(host_name_for_files()) {
+ResultStore::ResultStore(fs::path dir, json run_key, json settings, SkipText skip_text)
+    : dir_(std::move(dir)), skip_text_(std::move(skip_text)), host_(host_name_for_files()) {
   manifest_ = {{"schema_version", kManifestSchemaVersion},
                {"tool", {{"name", "latest"}, {"version", LATEST_VERSION}}},
                {"host", host_},
@@ -97,11 +97,11 @@ std::set<std::pair<Mhz, Mhz>> ResultStore::resume() {
     std::ifstream in(path);
     old = json::parse(in);
   } catch (const std::exception& e) {
-    throw Error(ExitCode::usage, fmt::format("{} is not a readable manifest: {}", path.string(), e.what()),
+    throw Error(ErrorKind::bad_argument, fmt::format("{} is not a readable manifest: {}", path.string(), e.what()),
                 "choose another --output directory, or remove the damaged one");
   }
   if (old.value("schema_version", 0) != kManifestSchemaVersion || old.value("run_key", json()) != manifest_["run_key"])
-    throw Error(ExitCode::usage,
+    throw Error(ErrorKind::bad_argument,
                 fmt::format("{} holds results of a different run (other clocks, pairs, device or settings)", dir_.string()),
                 "rerun the exact same command to resume it, or choose another --output directory");
   for (const auto& p : old.value("pairs", json::array())) {
@@ -137,8 +137,11 @@ void ResultStore::record_state(const RunState& s) {
     j["means_differ"] = c.means_differ;
     j["difference_ns"] = {c.difference_ns.low, c.difference_ns.high};
     j["band_overlap"] = c.band_overlap;
-    j["valid"] = c.skip_reason.empty();
-    if (!c.skip_reason.empty()) j["skip_reason"] = c.skip_reason;
+    j["valid"] = !c.skip.skipped();
+    if (c.skip.skipped()) {
+      j["skip_reason"] = skip_text_(c.skip);
+      j["skip_code"] = to_string(c.skip.code);
+    }
     checks.push_back(j);
   }
   manifest_["checks"] = checks;
@@ -150,7 +153,7 @@ void ResultStore::record_state(const RunState& s) {
   }
   manifest_["throttle_events"] = events;
   json unusable = json::object();
-  for (const auto& [mhz, why] : s.unusable_clocks) unusable[std::to_string(mhz)] = why;
+  for (const auto& [mhz, why] : s.unusable_clocks) unusable[std::to_string(mhz)] = skip_text_(why);
   manifest_["unusable_clocks"] = unusable;
   manifest_["timer_sync"] = {{"count", s.sync.count},
                              {"first_offset_ns", s.sync.first_offset_ns},
@@ -171,7 +174,10 @@ void ResultStore::planned(const RunState& state) {
 void ResultStore::pair_finished(const PairResult& r, const RunState& state) {
   json j = pair_key(r.pair);
   j["status"] = r.status;
-  if (!r.reason.empty()) j["reason"] = r.reason;
+  if (r.reason.skipped()) {
+    j["reason"] = skip_text_(r.reason);
+    j["reason_code"] = to_string(r.reason.code);
+  }
   if (r.status == "measured") {
     const std::string name = pair_file_name(r.pair, host_, state.device.index);
     write_file_atomically(dir_ / name, measurements_csv(r.rows));

@@ -4,6 +4,7 @@
 // and the manifest after every pair, so a kill loses at most the pair in
 // progress and a rerun of the same command resumes.
 #include <filesystem>
+#include <functional>
 #include <set>
 #include <string>
 
@@ -22,10 +23,13 @@ std::string host_name_for_files();  // hostname with '_' replaced by '-'
 std::string pair_file_name(ClockPair pair, const std::string& host, int gpu_index);
 std::string measurements_csv(const std::vector<MeasurementRow>& rows);
 
+// Words for a skipped pair's reason; the manifest keeps them beside its code.
+using SkipText = std::function<std::string(const SkipReason&)>;
+
 class ResultStore final : public RunObserver {
  public:
   // `run_key` holds what must match for a rerun to resume this directory.
-  ResultStore(std::filesystem::path dir, nlohmann::json run_key, nlohmann::json settings);
+  ResultStore(std::filesystem::path dir, nlohmann::json run_key, nlohmann::json settings, SkipText skip_text);
 
   // Pairs already finished by an earlier run of the same command. Throws
   // Error(usage) if the directory holds a different run.
@@ -45,6 +49,7 @@ class ResultStore final : public RunObserver {
   void record_state(const RunState& state);
 
   std::filesystem::path dir_;
+  SkipText skip_text_;
   std::string host_;
   nlohmann::json manifest_;
   bool wrote_ = false;

@@ -24,7 +24,7 @@ inline void write_sim_results(const std::filesystem::path& dir, const std::strin
   s.min_measurements = s.max_measurements = measurements;
   s.plan.max_recorded_iterations = 8192;
   s.plan.calibration_iterations = 4096;
-  ResultStore store(dir, {{"test", profile}}, {{"freq_mhz", clocks}});
+  ResultStore store(dir, {{"test", profile}}, {{"freq_mhz", clocks}}, [](const SkipReason& r) { return std::string(to_string(r.code)); });
   Engine engine(workload, control, s, store);
   engine.run();
   store.finish("complete");

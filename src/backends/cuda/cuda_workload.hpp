@@ -1,18 +1,12 @@
 #pragma once
-// The workload side on a real GPU: the window kernel on every SM, timer
-// synchronisation through mapped pinned memory against CLOCK_MONOTONIC_RAW,
-// and, for `latest selftest`, emulated switching: at host time t_s + L the
-// host flips a mapped word and the kernel's iterations take the length the
-// target clock would give, without any clock changing (SPEC §5.2).
+// The workload side on a real GPU: the window kernel on every SM, and timer
+// synchronisation through mapped pinned memory against CLOCK_MONOTONIC_RAW.
+// Emulated switching (emulated_workload.hpp) is built on its public surface.
 #include <sched.h>
 
-#include <atomic>
-#include <functional>
-#include <memory>
 #include <optional>
-#include <random>
 #include <string>
-#include <thread>
+#include <vector>
 
 #include "core/workload.hpp"
 
@@ -24,6 +18,8 @@ int cuda_index_for_bus_id(const std::string& bus_id);
 std::string bus_id_of(int cuda_index);
 // Whether the CUDA runtime sees a device: -1 no driver, else the count.
 int cuda_runtime_device_count();
+// Throws Error of the kind a CUDA runtime error code maps to.
+void check_cuda(int rc, const char* what);
 
 class MonotonicRawTime final : public TimeSource {
  public:
@@ -31,17 +27,20 @@ class MonotonicRawTime final : public TimeSource {
   void sleep_until(Nanos host_ns) override;
 };
 
-struct Emulation {
-  double min_latency_ms = 1;   // L is uniform in [min, max]
-  double max_latency_ms = 50;
-  std::uint64_t seed = 1;
-};
-
 struct CudaOptions {
   int cuda_index = 0;
   int warps = 1;  // per SM; one recording thread (SPEC §4: 1 warp gives the least noise)
-  std::optional<Emulation> emulation;
   int sync_rounds = 64;
+};
+
+// Device words through which a window's iteration length can be switched
+// while it runs (emulated switching): the kernel polls `host_flag` and
+// fills the rest. The workload clears them before the launch.
+struct SwitchSignal {
+  volatile unsigned* host_flag = nullptr;        // mapped: 0, then the new FMAs per iteration
+  unsigned* device_flag = nullptr;               // block 0 broadcasts through it
+  unsigned long long* flip_seen_ns = nullptr;    // when block 0 saw the host flag
+  int* switch_iterations = nullptr;              // per block: first iteration at the new length, -1 none
 };
 
 class CudaWorkload final : public Workload {
@@ -54,11 +53,21 @@ class CudaWorkload final : public Workload {
   TimerSync synchronize() override;
   Nanos launch(const WindowSpec& spec) override;
   WindowRecords collect() override;
-  void clock_requested(Nanos host_ns, Mhz target) override;
-  std::optional<SwitchTruth> truth() const override { return truth_; }
+
+  // A window of `fmas` FMAs per iteration (rounded to a multiple of 8)
+  // whose length `signal` may switch.
+  Nanos launch(const WindowSpec& spec, double fmas, const SwitchSignal& signal);
+  // FMAs per iteration as the kernel runs them: a multiple of 8, at least 8.
+  static int kernel_fmas(double fmas);
 
   std::string pci_bus_id() const { return pci_bus_id_; }
-  std::string device_name() const { return name_; }
+  // The clock the SMs run at, from clock64() once a context holds it up.
+  Mhz card_mhz() const { return card_mhz_; }
+  // The SM of each block in the window collected last.
+  const std::vector<int>& block_sms() const { return block_sms_; }
+  // The CPUs this process may use, less the pinned measuring thread's: for
+  // helper threads that must not preempt it.
+  const cpu_set_t& helper_cpus() const { return helper_cpus_; }
 
  private:
   struct TimerProbe {
@@ -66,16 +75,11 @@ class CudaWorkload final : public Workload {
     double sm_mhz = 0;  // clock64() cycles per %globaltimer µs
   };
   TimerProbe probe_timer();
-  void check(int rc, const char* what) const;
-  int fmas_for(std::int64_t fmas, Mhz clock) const;
-  void join_flipper();
-  // The truth of the window's emulated switch; `smids` maps blocks to SMs.
-  std::optional<SwitchTruth> emulated_truth(const WindowRecords& records, const std::vector<int>& smids);
 
   CudaOptions options_;
   WorkloadInfo info_;
   MonotonicRawTime time_;
-  std::string name_, pci_bus_id_;
+  std::string pci_bus_id_;
   void* stream_ = nullptr;
   int shared_bytes_ = 0;
   // Device buffers, grown as windows need.
@@ -84,27 +88,15 @@ class CudaWorkload final : public Workload {
   std::uint32_t* d_cycles_ = nullptr;
   int* d_smids_ = nullptr;
   std::size_t durations_capacity_ = 0;
-  unsigned* d_flag_ = nullptr;
-  unsigned long long* d_flip_seen_ = nullptr;
-  int* d_switch_iterations_ = nullptr;
-  // Mapped pinned words for sync and emulation.
+  // Mapped pinned words for the timer sync.
   volatile unsigned* h_ping_ = nullptr;
   volatile unsigned long long* h_stamp_ = nullptr;
   volatile unsigned* h_pong_ = nullptr;
-  volatile unsigned* h_flag_ = nullptr;
-  unsigned ping_counter_ = 0;
 
   std::optional<WindowSpec> pending_;
-  Mhz card_mhz_ = 0;  // measured with clock64(): what emulation stretches from
-  Mhz emulated_clock_ = 0;
-  Mhz pending_target_ = 0;
-  std::thread flipper_;
-  std::atomic<Nanos> flipped_at_{0};
-  std::atomic<Nanos> flip_bracket_ns_{0};
-  cpu_set_t flipper_cpus_{};
-  Nanos requested_at_ = 0;
-  std::mt19937_64 rng_;
-  std::optional<SwitchTruth> truth_;
+  Mhz card_mhz_ = 0;
+  std::vector<int> block_sms_;
+  cpu_set_t helper_cpus_{};
 };
 
 }  // namespace latest::cuda

@@ -8,14 +8,14 @@
 
 namespace latest::nvml {
 
-ExitCode exit_code_for(nvmlReturn_t rc) {
+ErrorKind error_kind_for(nvmlReturn_t rc) {
   switch (rc) {
-    case NVML_ERROR_NOT_SUPPORTED: return ExitCode::not_supported;
-    case NVML_ERROR_NO_PERMISSION: return ExitCode::no_permission;
-    case NVML_ERROR_NOT_FOUND: return ExitCode::not_found;
-    case NVML_ERROR_DRIVER_NOT_LOADED: return ExitCode::driver_missing;
-    case NVML_ERROR_GPU_IS_LOST: return ExitCode::gpu_lost;
-    default: return ExitCode::internal;
+    case NVML_ERROR_NOT_SUPPORTED: return ErrorKind::not_supported;
+    case NVML_ERROR_NO_PERMISSION: return ErrorKind::no_permission;
+    case NVML_ERROR_NOT_FOUND: return ErrorKind::not_found;
+    case NVML_ERROR_DRIVER_NOT_LOADED: return ErrorKind::driver_missing;
+    case NVML_ERROR_GPU_IS_LOST: return ErrorKind::gpu_lost;
+    default: return ErrorKind::internal;
   }
 }
 
@@ -26,12 +26,12 @@ std::shared_ptr<NvmlLibrary> NvmlLibrary::open(bool read_only) {
   lib->path_ = override_path && *override_path ? override_path : "libnvidia-ml.so.1";
   lib->handle_ = dlopen(lib->path_.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib->handle_)
-    throw Error(ExitCode::driver_missing, fmt::format("NVML could not be loaded ({}): {}", lib->path_, dlerror()),
+    throw Error(ErrorKind::driver_missing, fmt::format("NVML could not be loaded ({}): {}", lib->path_, dlerror()),
                 "install the NVIDIA driver, or set LATEST_NVML_LIBRARY to libnvidia-ml.so.1's path");
   const auto resolve = [&](const char* name) {
     void* sym = dlsym(lib->handle_, name);
     if (!sym)
-      throw Error(ExitCode::driver_missing, fmt::format("{} lacks {}: the driver is too old", lib->path_, name),
+      throw Error(ErrorKind::driver_missing, fmt::format("{} lacks {}: the driver is too old", lib->path_, name),
                   "update the NVIDIA driver (R525 or newer)");
     return sym;
   };
@@ -48,7 +48,7 @@ std::shared_ptr<NvmlLibrary> NvmlLibrary::open(bool read_only) {
   lib->error_string_ = reinterpret_cast<const char* (*)(nvmlReturn_t)>(dlsym(lib->handle_, "nvmlErrorString"));
   const nvmlReturn_t rc = lib->nvmlInit_v2();
   if (rc != NVML_SUCCESS)
-    throw Error(rc == NVML_ERROR_NO_PERMISSION ? ExitCode::no_permission : ExitCode::driver_missing,
+    throw Error(rc == NVML_ERROR_NO_PERMISSION ? ErrorKind::no_permission : ErrorKind::driver_missing,
                 fmt::format("NVML did not start: {}", lib->error_string(rc)),
                 "check that the NVIDIA driver is loaded (nvidia-smi)");
   return lib;
@@ -82,12 +82,12 @@ void NvmlLibrary::check(nvmlReturn_t rc, const std::string& what) const {
       break;
     default: break;
   }
-  throw Error(exit_code_for(rc), fmt::format("{} failed: {}", what, error_string(rc)), hint);
+  throw Error(error_kind_for(rc), fmt::format("{} failed: {}", what, error_string(rc)), hint);
 }
 
 void NvmlLibrary::call_setter(const std::string& what, const std::function<nvmlReturn_t(const Setters&)>& call) {
   if (read_only_)
-    throw Error(ExitCode::no_permission, fmt::format("{} refused: read-only mode", what),
+    throw Error(ErrorKind::no_permission, fmt::format("{} refused: read-only mode", what),
                 "drop --read-only / LATEST_READ_ONLY=1 to let latest change clocks");
   check(call(setters_), what);
 }

@@ -51,7 +51,7 @@ class NvmlLibrary {
   std::string path_;
 };
 
-// NVML return code -> our exit code (they mirror each other by design).
-ExitCode exit_code_for(nvmlReturn_t rc);
+// NVML return code -> the kind of error it is.
+ErrorKind error_kind_for(nvmlReturn_t rc);
 
 }  // namespace latest::nvml

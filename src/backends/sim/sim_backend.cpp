@@ -31,7 +31,7 @@ DeviceIdentity SimClockControl::identity() {
 void SimClockControl::set_clock(Mhz mhz) {
   const auto& clocks = gpu_->profile().clocks;
   if (!std::binary_search(clocks.begin(), clocks.end(), mhz))
-    throw Error(ExitCode::not_supported, fmt::format("the simulated GPU does not support {} MHz", mhz));
+    throw Error(ErrorKind::not_supported, fmt::format("the simulated GPU does not support {} MHz", mhz));
   // The call itself takes time (t_r - t_s).
   gpu_->advance_to(gpu_->now() + static_cast<Nanos>(gpu_->draw_call_latency_ms() * 1e6));
 }

@@ -41,7 +41,6 @@ class SimClockControl final : public ClockControl {
   DeviceIdentity identity() override;
   std::vector<Mhz> supported_clocks() override { return gpu_->profile().clocks; }
   void set_clock(Mhz mhz) override;
-  void restore() override {}  // the simulated card has no prior state to keep
   Telemetry telemetry() override { return gpu_->telemetry(); }
 
  private:

@@ -128,7 +128,7 @@ double SimGpu::advance_iterations(double t, std::size_t& seg, std::int64_t count
 
 Nanos SimGpu::launch(const WindowSpec& spec) {
   if (spec.iteration_fmas <= 0 || spec.iterations < 0 || spec.warmup_iterations < 0)
-    throw Error(ExitCode::internal, "simulator: invalid window");
+    throw Error(ErrorKind::internal, "simulator: invalid window");
   pending_ = spec;
   pending_gpu_start_ = to_gpu(now_) + kLaunchLatencyNs;
   return now_;
@@ -166,7 +166,7 @@ void SimGpu::generate_sm(const WindowSpec& spec, int s, std::uint64_t window_see
 }
 
 WindowRecords SimGpu::collect() {
-  if (!pending_) throw Error(ExitCode::internal, "simulator: collect without launch");
+  if (!pending_) throw Error(ErrorKind::internal, "simulator: collect without launch");
   const WindowSpec spec = *pending_;
   pending_.reset();
   WindowRecords out;

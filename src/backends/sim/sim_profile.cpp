@@ -149,7 +149,7 @@ const SimProfile& profile_named(const std::string& name) {
   const auto& all = profiles();
   auto it = all.find(name);
   if (it == all.end())
-    throw Error(ExitCode::usage, fmt::format("unknown simulator profile '{}'", name),
+    throw Error(ErrorKind::bad_argument, fmt::format("unknown simulator profile '{}'", name),
                 fmt::format("choose one of: {}", fmt::join(profile_names(), ", ")));
   return it->second;
 }

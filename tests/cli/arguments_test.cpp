@@ -1,22 +1,22 @@
 #include "cli/arguments.hpp"
 
-#include <gtest/gtest.h>
+#include <optional>
 
-#include "core/device_selector.hpp"
+#include <gtest/gtest.h>
 
 #include "core/error.hpp"
 
 namespace latest::cli {
 namespace {
 
-ExitCode code_of(const std::function<void()>& f, std::string* message = nullptr) {
+std::optional<ErrorKind> code_of(const std::function<void()>& f, std::string* message = nullptr) {
   try {
     f();
   } catch (const Error& e) {
     if (message) *message = e.what();
-    return e.code();
+    return e.kind();
   }
-  return ExitCode::ok;
+  return std::nullopt;
 }
 
 TEST(Arguments, ParsesClockLists) {
@@ -26,23 +26,23 @@ TEST(Arguments, ParsesClockLists) {
 
 TEST(Arguments, RejectsBadClockLists) {
   std::string msg;
-  EXPECT_EQ(code_of([] { parse_clock_list("600,abc"); }, &msg), ExitCode::usage);
+  EXPECT_EQ(code_of([] { parse_clock_list("600,abc"); }, &msg), ErrorKind::bad_argument);
   EXPECT_NE(msg.find("'abc'"), std::string::npos);
-  EXPECT_EQ(code_of([] { parse_clock_list("600,600,900"); }, &msg), ExitCode::usage);
+  EXPECT_EQ(code_of([] { parse_clock_list("600,600,900"); }, &msg), ErrorKind::bad_argument);
   EXPECT_NE(msg.find("twice"), std::string::npos);
-  EXPECT_EQ(code_of([] { parse_clock_list("600"); }), ExitCode::usage);
-  EXPECT_EQ(code_of([] { parse_clock_list("600,-5"); }), ExitCode::usage);
-  EXPECT_EQ(code_of([] { parse_clock_list("600,,900"); }), ExitCode::usage);
+  EXPECT_EQ(code_of([] { parse_clock_list("600"); }), ErrorKind::bad_argument);
+  EXPECT_EQ(code_of([] { parse_clock_list("600,-5"); }), ErrorKind::bad_argument);
+  EXPECT_EQ(code_of([] { parse_clock_list("600,,900"); }), ErrorKind::bad_argument);
 }
 
 TEST(Arguments, UnsupportedClockNamesTheNearest) {
   std::string msg;
   const std::vector<Mhz> table = {1950, 1965, 1980};
-  EXPECT_EQ(code_of([&] { check_supported({1970, 1980}, table); }, &msg), ExitCode::usage);
+  EXPECT_EQ(code_of([&] { check_supported({1970, 1980}, table); }, &msg), ErrorKind::bad_argument);
   EXPECT_NE(msg.find("1965 and 1980"), std::string::npos) << msg;
-  EXPECT_EQ(code_of([&] { check_supported({2000}, table); }, &msg), ExitCode::usage);
+  EXPECT_EQ(code_of([&] { check_supported({2000}, table); }, &msg), ErrorKind::bad_argument);
   EXPECT_NE(msg.find("1980"), std::string::npos) << msg;
-  EXPECT_EQ(code_of([&] { check_supported({1950, 1980}, table); }), ExitCode::ok);
+  EXPECT_EQ(code_of([&] { check_supported({1950, 1980}, table); }), std::nullopt);
 }
 
 TEST(Arguments, ResolvesPairSelections) {
@@ -53,9 +53,9 @@ TEST(Arguments, ResolvesPairSelections) {
   for (const auto& p : up) EXPECT_GT(p.target, p.init);
   for (const auto& p : resolve_pairs("decreasing", clocks)) EXPECT_LT(p.target, p.init);
   EXPECT_EQ(resolve_pairs("1200:600,600:900", clocks), (std::vector<ClockPair>{{1200, 600}, {600, 900}}));
-  EXPECT_EQ(code_of([&] { resolve_pairs("1200-600", clocks); }), ExitCode::usage);
-  EXPECT_EQ(code_of([&] { resolve_pairs("1200:700", clocks); }), ExitCode::usage);
-  EXPECT_EQ(code_of([&] { resolve_pairs("600:600", clocks); }), ExitCode::usage);
+  EXPECT_EQ(code_of([&] { resolve_pairs("1200-600", clocks); }), ErrorKind::bad_argument);
+  EXPECT_EQ(code_of([&] { resolve_pairs("1200:700", clocks); }), ErrorKind::bad_argument);
+  EXPECT_EQ(code_of([&] { resolve_pairs("600:600", clocks); }), ErrorKind::bad_argument);
 }
 
 TEST(DeviceSelector, ReadsIndexUuidAndBusId) {
@@ -65,7 +65,7 @@ TEST(DeviceSelector, ReadsIndexUuidAndBusId) {
   EXPECT_EQ(parse_device_selector("MIG-1a2b").kind, DeviceSelector::Kind::uuid);
   EXPECT_EQ(parse_device_selector("00000000:17:00.0").kind, DeviceSelector::Kind::bus_id);
   for (const char* bad : {"", "-1", "2x", "first"})
-    EXPECT_EQ(code_of([&] { parse_device_selector(bad); }), ExitCode::usage) << bad;
+    EXPECT_EQ(code_of([&] { parse_device_selector(bad); }), ErrorKind::bad_argument) << bad;
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-"""Reference for tests/analysis_test.cpp: scikit-learn's DBSCAN and
+"""Reference for tests/analysis/analysis_test.cpp: scikit-learn's DBSCAN and
 silhouette_score on the cases the test wrote. Run with Debian's
 /usr/bin/python3 (python3-sklearn). Input: JSON list of {values, eps,
 min_samples}; output: JSON list of {labels, silhouette}."""

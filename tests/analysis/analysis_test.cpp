@@ -228,7 +228,7 @@ TEST(Analysis, BadInputNamesTheFileAndLine) {
       analyse({dir});
       ADD_FAILURE() << c.name << ": accepted";
     } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ExitCode::usage);
+      EXPECT_EQ(e.kind(), ErrorKind::bad_argument);
       EXPECT_NE(std::string(e.what()).find(c.says), std::string::npos) << c.name << ": " << e.what();
     }
     std::filesystem::remove_all(dir);

@@ -12,6 +12,8 @@ namespace latest {
 namespace {
 namespace fs = std::filesystem;
 
+std::string skip_code(const SkipReason& r) { return to_string(r.code); }
+
 fs::path fresh_dir(const std::string& name) {
   const fs::path dir = fs::temp_directory_path() / ("latest-test-" + name + "-" + std::to_string(getpid()));
   fs::remove_all(dir);
@@ -75,7 +77,7 @@ TEST(ResultStore, ResumesTheSameRunAndRefusesAnother) {
   const nlohmann::json key = {{"freq_mhz", {1980, 990}}};
   RunState state;
   {
-    ResultStore store(dir, key, {});
+    ResultStore store(dir, key, {}, skip_code);
     EXPECT_TRUE(store.resume().empty());
     EXPECT_FALSE(store.wrote_anything());
     store.finish("failed");
@@ -85,7 +87,7 @@ TEST(ResultStore, ResumesTheSameRunAndRefusesAnother) {
     PairResult skipped;
     skipped.pair = {990, 1980};
     skipped.status = "skipped";
-    skipped.reason = "test";
+    skipped.reason.code = SkipReason::Code::measurements_failed;
     store.pair_finished(skipped, state);
     store.finish("interrupted");
   }
@@ -94,24 +96,24 @@ TEST(ResultStore, ResumesTheSameRunAndRefusesAnother) {
   EXPECT_EQ(manifest["status"], "interrupted");
   EXPECT_EQ(manifest["pairs"].size(), 2u);
   {
-    ResultStore again(dir, key, {});
+    ResultStore again(dir, key, {}, skip_code);
     const auto done = again.resume();
     EXPECT_EQ(done.size(), 2u);
   }
   // A measured pair whose CSV went missing is measured again.
   fs::remove(dir / pair_file_name({1980, 990}, host_name_for_files(), 0));
   {
-    ResultStore again(dir, key, {});
+    ResultStore again(dir, key, {}, skip_code);
     const auto done = again.resume();
     EXPECT_EQ(done.size(), 1u);
     EXPECT_TRUE(done.count({990, 1980}));
   }
-  ResultStore other(dir, {{"freq_mhz", {1980, 1500}}}, {});
+  ResultStore other(dir, {{"freq_mhz", {1980, 1500}}}, {}, skip_code);
   try {
     other.resume();
     FAIL() << "a different run must be refused";
   } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::usage);
+    EXPECT_EQ(e.kind(), ErrorKind::bad_argument);
   }
   fs::remove_all(dir);
 }

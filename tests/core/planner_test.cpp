@@ -63,5 +63,33 @@ TEST(Planner, ToleranceIsHalfTheStepToTheNearestClock) {
   EXPECT_NEAR(neighbour_tolerance_ns(1980, 2368, table), 8.90, 0.01);
 }
 
+TEST(Planner, OrderedPairsKeepTheGivenOrder) {
+  EXPECT_EQ(ordered_pairs({1410, 705, 1095}),
+            (std::vector<ClockPair>{{1410, 705}, {1410, 1095}, {705, 1410}, {705, 1095}, {1095, 1410}, {1095, 705}}));
+  EXPECT_EQ(ordered_pairs({1410, 705, 1095}, PairDirection::increasing),
+            (std::vector<ClockPair>{{705, 1410}, {705, 1095}, {1095, 1410}}));
+  EXPECT_EQ(ordered_pairs({1410, 705}, PairDirection::decreasing), (std::vector<ClockPair>{{1410, 705}}));
+}
+
+TEST(Planner, RunEstimateAddsPhaseOnePilotAndMeasurements) {
+  PlanSettings p;
+  // Before the pilot: a 500 ms capture (10x the 50 ms first pilot window),
+  // a 50 ms wake-up, delay and confirmation as a tenth of the capture.
+  const RunEstimate e = estimate_run(p, 4, 12, 25);
+  EXPECT_FALSE(e.capture_fixed);
+  EXPECT_DOUBLE_EQ(e.capture_ms, 500);
+  EXPECT_DOUBLE_EQ(e.wakeup_ms, 50);
+  EXPECT_DOUBLE_EQ(e.calibration_s, 4 * 1.1);
+  EXPECT_DOUBLE_EQ(e.pilot_s, 3 * 5 * 0.55);
+  EXPECT_NEAR(e.measurements_s, 12 * 25 * 0.6, 1e-9);
+  EXPECT_NEAR(e.total_s(), 4.4 + 8.25 + 180, 1e-9);
+  p.capture_ms = 20;
+  p.wakeup_ms = 10;
+  const RunEstimate fixed = estimate_run(p, 2, 2, 10);
+  EXPECT_TRUE(fixed.capture_fixed && fixed.wakeup_fixed);
+  EXPECT_DOUBLE_EQ(fixed.pilot_s, 0) << "a given capture needs no pilot";
+  EXPECT_NEAR(fixed.measurements_s, 2 * 10 * (10 + 22) / 1e3, 1e-9);
+}
+
 }  // namespace
 }  // namespace latest

@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include "core/accuracy.hpp"
-#include "results/accuracy_json.hpp"
+#include "support/emulated_results.hpp"
 
 namespace latest {
 namespace {
+using testing::calibration;
+using testing::emulated_pair;
 
 TEST(Accuracy, SummaryUsesNumpyQuantiles) {
   const Summary s = summarise({5, 1, 4, 2, 3, 10, 7, 6, 9, 8});
@@ -48,34 +50,6 @@ TEST(Accuracy, EmulatedDelaysMapTheFlipLikeTheRequest) {
   EXPECT_FALSE(unseen.delivery_us || unseen.in_effect_us);
 }
 
-ClockCalibration calibration(Mhz mhz, std::int64_t fmas, double mean_ns) {
-  ClockCalibration c;
-  c.mhz = mhz;
-  c.iteration_fmas = fmas;
-  c.pooled.iteration = {1000, mean_ns, 16};
-  return c;
-}
-
-// Emulated measurements whose error is in-effect delay + `residual_iterations`
-// target iterations + noise, as the method gives when t_e is found exactly.
-PairResult emulated_pair(ClockPair pair, double target_ns, double residual_iterations, std::mt19937_64& rng) {
-  PairResult r;
-  r.pair = pair;
-  r.iteration_fmas = 1024;
-  std::uniform_real_distribution<double> latency_ms(1, 50), in_effect_us(3, 8), noise_us(-0.05, 0.05);
-  for (int i = 0; i < 50; ++i) {
-    MeasurementRow row;
-    SwitchTruth t{latency_ms(rng)};
-    t.delivery_us = 2.0;
-    t.in_effect_us = in_effect_us(rng);
-    row.switching_ms = t.switching_ms + (*t.in_effect_us + residual_iterations * target_ns / 1e3 + noise_us(rng)) / 1e3;
-    row.sync_uncertainty_us = 1.1;
-    row.truth = t;
-    r.rows.push_back(row);
-  }
-  return r;
-}
-
 TEST(Accuracy, OneTargetIterationAfterTheSwitchIsWithinTheBound) {
   std::mt19937_64 rng(11);
   const std::vector<ClockCalibration> cals = {calibration(1980, 1024, 2500), calibration(990, 1024, 4800)};
@@ -96,23 +70,6 @@ TEST(Accuracy, OneTargetIterationAfterTheSwitchIsWithinTheBound) {
     ASSERT_TRUE(m.target_iteration_ns && m.bound_us);
     EXPECT_DOUBLE_EQ(*m.bound_us, *m.target_iteration_ns / 1e3 + 1.1);
   }
-}
-
-TEST(Accuracy, SelftestJsonHoldsTheSpreadsTheVerdictAndEveryMeasurement) {
-  std::mt19937_64 rng(13);
-  const std::vector<ClockCalibration> cals = {calibration(1980, 1024, 2500), calibration(990, 1024, 4800)};
-  const Accuracy a = accuracy_against_truth({emulated_pair({990, 1980}, 2500, 1.0, rng)}, cals);
-  const nlohmann::json doc = to_json(a);
-  EXPECT_TRUE(doc["within_bound"].get<bool>());
-  EXPECT_DOUBLE_EQ(doc["error_minus_in_effect_us"]["median"].get<double>(), a.residual_us->median);
-  EXPECT_EQ(doc["excess_over_bound_us"]["n"].get<std::size_t>(), 50u);
-  ASSERT_EQ(doc["measurements"].size(), 50u);
-  const auto& first = doc["measurements"][0];
-  EXPECT_EQ(first["init_mhz"].get<int>(), 990);
-  EXPECT_DOUBLE_EQ(first["target_iteration_ns"].get<double>(), 2500);
-  EXPECT_DOUBLE_EQ(first["bound_us"].get<double>(), 2.5 + 1.1);
-  EXPECT_DOUBLE_EQ(first["error_minus_in_effect_us"].get<double>(), *a.measurements[0].residual_us);
-  EXPECT_FALSE(first.contains("flip_bracket_us"));  // not emulated here: unknown, so absent
 }
 
 TEST(Accuracy, TwoTargetIterationsAreNot) {

@@ -1,0 +1,126 @@
+#include "backends/cuda/emulated_workload.hpp"
+
+#include <cuda_runtime.h>
+#include <pthread.h>
+
+#include <algorithm>
+
+#include "core/error.hpp"
+
+namespace latest::cuda {
+
+EmulatedWorkload::EmulatedWorkload(std::unique_ptr<CudaWorkload> gpu, const Emulation& emulation)
+    : gpu_(std::move(gpu)), emulation_(emulation), rng_(emulation.seed) {
+  const auto sms = static_cast<std::size_t>(gpu_->info().sm_count);
+  void* word = nullptr;
+  // With unified addressing (every 64-bit Linux) a mapped host pointer is also the device pointer.
+  check_cuda(cudaHostAlloc(&word, sizeof(unsigned), cudaHostAllocMapped), "allocating mapped memory");
+  signal_.host_flag = static_cast<volatile unsigned*>(word);
+  *signal_.host_flag = 0;
+  check_cuda(cudaMalloc(&signal_.device_flag, sizeof(unsigned)), "allocating");
+  check_cuda(cudaMalloc(&signal_.flip_seen_ns, sizeof(unsigned long long)), "allocating");
+  check_cuda(cudaMalloc(&signal_.switch_iterations, sizeof(int) * sms), "allocating");
+  emulated_clock_ = gpu_->card_mhz();
+}
+
+EmulatedWorkload::~EmulatedWorkload() {
+  join_flipper();
+  gpu_.reset();  // its destructor waits for the last window, which uses the words below
+  cudaFree(signal_.device_flag);
+  cudaFree(signal_.flip_seen_ns);
+  cudaFree(signal_.switch_iterations);
+  if (signal_.host_flag) cudaFreeHost(const_cast<unsigned*>(signal_.host_flag));
+}
+
+WorkloadInfo EmulatedWorkload::info() const {
+  WorkloadInfo info = gpu_->info();
+  info.backend = "cuda-emulated";
+  return info;
+}
+
+double EmulatedWorkload::stretched(std::int64_t fmas, Mhz clock) const {
+  // At the card's real clock, an iteration stretched by card/clock lasts
+  // what `fmas` would last at `clock`.
+  double f = static_cast<double>(fmas);
+  if (clock > 0) f *= static_cast<double>(gpu_->card_mhz()) / clock;
+  return f;
+}
+
+Nanos EmulatedWorkload::launch(const WindowSpec& spec) {
+  pending_ = spec;
+  pending_target_ = 0;
+  return gpu_->launch(spec, stretched(spec.iteration_fmas, emulated_clock_), signal_);
+}
+
+void EmulatedWorkload::join_flipper() {
+  if (flipper_.joinable()) flipper_.join();
+}
+
+void EmulatedWorkload::clock_requested(Nanos host_ns, Mhz target) {
+  if (!pending_ || pending_->iterations == 0) {
+    emulated_clock_ = target;  // between windows the emulated clock changes at once
+    return;
+  }
+  std::uniform_real_distribution<double> dist(emulation_.min_latency_ms, emulation_.max_latency_ms);
+  const double latency_ms = dist(rng_);
+  join_flipper();
+  requested_at_ = host_ns;
+  pending_target_ = target;
+  flipped_at_ = 0;
+  const Nanos when = host_ns + static_cast<Nanos>(latency_ms * 1e6);
+  const auto fmas = static_cast<unsigned>(CudaWorkload::kernel_fmas(stretched(pending_->iteration_fmas, target)));
+  const cpu_set_t cpus = gpu_->helper_cpus();
+  flipper_ = std::thread([this, when, fmas, cpus] {
+    pthread_setaffinity_np(pthread_self(), sizeof cpus, &cpus);
+    MonotonicRawTime clock;
+    clock.sleep_until(when);
+    // The write is dated by the midpoint of two reads around it.
+    const Nanos before = clock.now_ns();
+    *signal_.host_flag = fmas;
+    const Nanos after = clock.now_ns();
+    flip_bracket_ns_ = after - before;
+    flipped_at_ = before + (after - before) / 2;
+  });
+}
+
+WindowRecords EmulatedWorkload::collect() {
+  WindowRecords out = gpu_->collect();
+  pending_.reset();
+  join_flipper();
+  if (pending_target_) {
+    truth_ = emulated_truth(out);
+    emulated_clock_ = pending_target_;
+  }
+  return out;
+}
+
+std::optional<SwitchTruth> EmulatedWorkload::emulated_truth(const WindowRecords& records) {
+  const Nanos flipped = flipped_at_;
+  if (flipped <= 0) return std::nullopt;  // no flip was scheduled in this window
+  SwitchTruth truth{static_cast<double>(flipped - requested_at_) / 1e6};
+  EmulatedSwitch& em = truth.emulated.emplace();
+  em.request_host_ns = requested_at_;
+  em.flip_host_ns = flipped;
+  em.flip_bracket_ns = flip_bracket_ns_;
+  unsigned long long seen_ns = 0;
+  check_cuda(cudaMemcpy(&seen_ns, signal_.flip_seen_ns, sizeof seen_ns, cudaMemcpyDeviceToHost), "copying");
+  if (seen_ns > 0) em.seen_gpu_ns = static_cast<Nanos>(seen_ns);
+  // Blocks wrote by block index; the records are by SM id.
+  const std::vector<int>& smids = gpu_->block_sms();
+  std::vector<int> switched(smids.size());
+  check_cuda(cudaMemcpy(switched.data(), signal_.switch_iterations, switched.size() * sizeof(int),
+                        cudaMemcpyDeviceToHost),
+             "copying");
+  Nanos last = 0;
+  for (std::size_t b = 0; b < smids.size(); ++b) {
+    const SmRecords& r = records.sms[static_cast<std::size_t>(smids[b])];
+    if (switched[b] < 0) return truth;  // an SM never took it up: no in-effect time
+    Nanos start = r.first_start_ns;
+    for (int i = 0; i < switched[b]; ++i) start += r.duration_ns[static_cast<std::size_t>(i)];
+    last = std::max(last, start);
+  }
+  em.in_effect_gpu_ns = last;
+  return truth;
+}
+
+}  // namespace latest::cuda

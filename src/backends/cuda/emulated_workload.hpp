@@ -1,0 +1,74 @@
+#pragma once
+// Emulated switching for `latest selftest` (SPEC §5.2): the real kernel,
+// timers and sync, but no clock ever changes. At host time t_s + L the host
+// flips a mapped word and the kernel's iterations take the length the target
+// clock would give. Built on CudaWorkload's public surface.
+#include <sched.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <random>
+#include <thread>
+
+#include "backends/cuda/cuda_workload.hpp"
+#include "core/clock_control.hpp"
+
+namespace latest::cuda {
+
+struct Emulation {
+  double min_latency_ms = 1;  // L is uniform in [min, max]
+  double max_latency_ms = 50;
+  std::uint64_t seed = 1;
+};
+
+class EmulatedWorkload final : public Workload {
+ public:
+  EmulatedWorkload(std::unique_ptr<CudaWorkload> gpu, const Emulation& emulation);
+  ~EmulatedWorkload() override;
+
+  WorkloadInfo info() const override;
+  TimeSource& time() override { return gpu_->time(); }
+  TimerSync synchronize() override { return gpu_->synchronize(); }
+  Nanos launch(const WindowSpec& spec) override;
+  WindowRecords collect() override;
+  void clock_requested(Nanos host_ns, Mhz target) override;
+  std::optional<SwitchTruth> truth() const override { return truth_; }
+
+ private:
+  // FMAs that last at the card's clock what `fmas` would at `clock`.
+  double stretched(std::int64_t fmas, Mhz clock) const;
+  void join_flipper();
+  // When the emulated switch took effect on every SM, and the rest of its truth.
+  std::optional<SwitchTruth> emulated_truth(const WindowRecords& records);
+
+  std::unique_ptr<CudaWorkload> gpu_;
+  Emulation emulation_;
+  SwitchSignal signal_;
+  std::optional<WindowSpec> pending_;
+  Mhz emulated_clock_ = 0;
+  Mhz pending_target_ = 0;
+  std::thread flipper_;
+  std::atomic<Nanos> flipped_at_{0};
+  std::atomic<Nanos> flip_bracket_ns_{0};
+  Nanos requested_at_ = 0;
+  std::mt19937_64 rng_;
+  std::optional<SwitchTruth> truth_;
+};
+
+// The clock side for emulated switching: the card's identity, clock table and
+// telemetry from a read-only clock control, and no change ever.
+class EmulatedClockControl final : public ClockControl {
+ public:
+  explicit EmulatedClockControl(std::shared_ptr<ClockControl> card) : card_(std::move(card)) {}
+  DeviceIdentity identity() override { return card_->identity(); }
+  std::vector<Mhz> supported_clocks() override { return card_->supported_clocks(); }
+  void set_clock(Mhz) override {}
+  Telemetry telemetry() override { return card_->telemetry(); }
+
+ private:
+  std::shared_ptr<ClockControl> card_;
+};
+
+}  // namespace latest::cuda

@@ -1,0 +1,36 @@
+#include "core/selftest.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "core/planner.hpp"
+
+namespace latest {
+
+std::vector<Mhz> default_selftest_clocks(const std::vector<Mhz>& supported) {
+  const Mhz card = supported.back();
+  Mhz half = supported.front();
+  for (Mhz f : supported)
+    if (std::abs(f - card / 2) < std::abs(half - card / 2)) half = f;
+  return {card, half};
+}
+
+EngineSettings selftest_engine_settings(const std::vector<Mhz>& clocks, const SelftestSettings& st) {
+  EngineSettings s;
+  s.clocks = clocks;
+  s.pairs = ordered_pairs(clocks);
+  s.min_measurements = s.max_measurements = st.measurements;
+  // L's range is known, so no pilot: the capture holds the longest L.
+  s.plan.capture_ms = st.max_latency_ms * 1.5 + 5;
+  s.plan.max_capture_ms = std::max(s.plan.max_capture_ms, *s.plan.capture_ms);
+  s.plan.iteration_fmas = st.iteration_fmas;
+  s.save_traces = st.save_traces;
+  return s;
+}
+
+SelftestVerdict selftest_verdict(const Accuracy& a) {
+  if (!a.excess_us) return SelftestVerdict::not_evaluated;
+  return a.within_bound() ? SelftestVerdict::passed : SelftestVerdict::failed;
+}
+
+}  // namespace latest

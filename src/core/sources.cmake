@@ -1,0 +1,10 @@
+# The methodology's sources, shared by the product build and the test that
+# builds latest_core on its own (tests/core/alone).
+set(LATEST_CORE_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/statistics.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/calibration.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/detection.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/planner.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/engine.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/accuracy.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/selftest.cpp)
