@@ -30,6 +30,10 @@ const char* to_string(MeasurementOutcome outcome) {
   return "?";
 }
 
+const char* to_string(Detector detector) {
+  return detector == Detector::paper ? "paper" : "pooled";
+}
+
 namespace {
 
 // Does the SM hold a clock whose band is `band` over durations[from, to)?
@@ -142,6 +146,8 @@ Measurement detect_switch(const WindowRecords& records, Nanos request_gpu_ns,
   if (m.accepted_sms > 0) {
     m.outcome = MeasurementOutcome::accepted;
     m.switching_ms = max_latency;
+    // t_e ends the first clean iteration: the change lies up to one target iteration before it.
+    m.uncertainty_us = target.pooled.iteration.mean / 1e3;
     m.sm_spread_ms = static_cast<double>(max_arrival - min_arrival) / 1e6;
     return m;
   }

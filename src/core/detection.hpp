@@ -1,7 +1,9 @@
 #pragma once
-// Phase 3 for one window: per SM, when did the iterations stop looking like
-// the initial clock (departure) and when were they confirmed at the target
-// clock (arrival); then the measurement over all SMs (SPEC §3.3).
+// The paper's detector (SPEC §3.3), kept for comparison (`--detector
+// paper`): per SM, when did the iterations stop looking like the initial
+// clock (departure) and when were they confirmed at the target clock
+// (arrival); then the maximum over all SMs. The default detector is the
+// pooled one (pooled_detection.hpp); both fill a Measurement.
 #include <string>
 #include <vector>
 
@@ -52,10 +54,15 @@ SmDetection detect_on_sm(const SmRecords& sm, Nanos request_gpu_ns, const Band& 
 enum class MeasurementOutcome { accepted, initial_not_held, not_captured, not_confirmed };
 const char* to_string(MeasurementOutcome outcome);
 
+// Which detector's numbers a run reports; both always run on the same records.
+enum class Detector { pooled, paper };
+const char* to_string(Detector detector);
+
 struct Measurement {
   MeasurementOutcome outcome = MeasurementOutcome::not_captured;
-  double switching_ms = 0;    // max over accepted SMs of t_e - t_s
-  double transition_ms = 0;   // max over accepted SMs of t_e - t_d
+  double switching_ms = 0;    // request to arrival (paper: max over accepted SMs of t_e - t_s)
+  double transition_ms = 0;   // departure to arrival
+  double uncertainty_us = 0;  // the detector's own, without the timer sync's
   int accepted_sms = 0;
   int max_sm = -1;            // the SM that set switching_ms
   double sm_spread_ms = 0;    // max - min of t_e over accepted SMs

@@ -238,12 +238,21 @@ Engine::Attempt Engine::measure_once(ClockPair pair, const WindowPlan& plan) {
   det.target_tol_ns = neighbour_tolerance_ns(pair.target, ct.pooled.iteration.mean, supported_);
   det.initial_tol_ns = neighbour_tolerance_ns(pair.init, ci.pooled.iteration.mean, supported_);
   const double cpu0 = cpu_seconds();
-  a.measurement = detect_switch(a.records, a.request_gpu_ns, ci, ct, det);
+  a.paper = detect_switch(a.records, a.request_gpu_ns, ci, ct, det);
+  a.measurement = settings_.detector == Detector::paper
+                      ? a.paper
+                      : detect_switch_pooled(a.records, a.request_gpu_ns, ci, ct, det.initial_tol_ns,
+                                             det.target_tol_ns, settings_.pooled);
   a.detection_cpu_s = cpu_seconds() - cpu0;
 
   MeasurementRow& row = a.row;
   row.switching_ms = a.measurement.switching_ms;
   row.transition_ms = a.measurement.transition_ms;
+  row.switching_uncertainty_us = a.measurement.uncertainty_us;
+  if (a.paper.outcome == MeasurementOutcome::accepted) {
+    row.paper_switching_ms = a.paper.switching_ms;
+    row.paper_transition_ms = a.paper.transition_ms;
+  }
   row.call_ms = static_cast<double>(t_r - t_s) / 1e6;
   row.accepted_sms = a.measurement.accepted_sms;
   row.max_sm = a.measurement.max_sm;

@@ -13,6 +13,7 @@
 #include "core/clock_control.hpp"
 #include "core/detection.hpp"
 #include "core/planner.hpp"
+#include "core/pooled_detection.hpp"
 #include "core/statistics.hpp"
 #include "core/workload.hpp"
 
@@ -34,7 +35,9 @@ struct EngineSettings {
   bool save_traces = false;
   int trace_margin = 32;          // iterations kept either side of the switch
   PlanSettings plan;
-  DetectionSettings detection;
+  Detector detector = Detector::pooled;  // whose numbers are reported; both always run
+  DetectionSettings detection;           // the paper's detector
+  PooledSettings pooled;
 };
 
 // Why a pair is not measured, as data: a code and the numbers behind it.
@@ -79,8 +82,12 @@ struct ThrottleEvent {
 
 struct MeasurementRow {
   int index = 0;
-  double switching_ms = 0;
+  double switching_ms = 0;   // the selected detector's
   double transition_ms = 0;
+  double switching_uncertainty_us = 0;  // the selected detector's own
+  // The paper's detector on the same records; empty where it found nothing.
+  std::optional<double> paper_switching_ms;
+  std::optional<double> paper_transition_ms;
   double call_ms = 0;
   int accepted_sms = 0;
   int max_sm = -1;
@@ -185,7 +192,8 @@ class Engine {
   // Phase 1 for one clock at one iteration length (cached).
   const ClockCalibration& calibration(Mhz mhz, std::int64_t iteration_fmas);
   struct Attempt {
-    Measurement measurement;
+    Measurement measurement;  // the selected detector's
+    Measurement paper;
     MeasurementRow row;
     WindowRecords records;
     Nanos request_gpu_ns = 0;

@@ -4,6 +4,7 @@ set(LATEST_CORE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/statistics.cpp
   ${CMAKE_CURRENT_LIST_DIR}/calibration.cpp
   ${CMAKE_CURRENT_LIST_DIR}/detection.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/pooled_detection.cpp
   ${CMAKE_CURRENT_LIST_DIR}/planner.cpp
   ${CMAKE_CURRENT_LIST_DIR}/engine.cpp
   ${CMAKE_CURRENT_LIST_DIR}/accuracy.cpp

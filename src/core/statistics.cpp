@@ -53,6 +53,8 @@ double relative_standard_error(std::span<const double> xs) {
   return m.sd / std::sqrt(static_cast<double>(m.n)) / std::abs(m.mean);
 }
 
+double normal_quantile(double p) { return boost::math::quantile(boost::math::normal(), p); }
+
 double quantile_sorted(std::span<const double> sorted, double q) {
   if (sorted.empty()) return std::numeric_limits<double>::quiet_NaN();
   const double pos = q * static_cast<double>(sorted.size() - 1);

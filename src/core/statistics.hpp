@@ -57,6 +57,9 @@ struct Summary {
 };
 Summary summarise(std::vector<double> xs);
 
+// The standard normal distribution's quantile at p in (0, 1).
+double normal_quantile(double p);
+
 // Linear-interpolation quantile (numpy's default), q in [0, 1]. Sorts a copy.
 double quantile(std::span<const double> xs, double q);
 double quantile_sorted(std::span<const double> sorted, double q);

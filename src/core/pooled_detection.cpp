@@ -1,0 +1,511 @@
+#include "core/pooled_detection.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+#include <vector>
+
+namespace latest {
+namespace {
+
+// An SM's iteration boundaries: boundary i starts iteration i, boundary n
+// ends the last. Block sums, taken in one pass, make any boundary cheap and
+// are the coarse scan's points.
+class Boundaries {
+ public:
+  static constexpr std::int64_t kBlock = 64;
+
+  // Iterations more than `long_ratio` times both neighbours are listed: an
+  // interrupt on one SM, or a stall of the whole GPU. A clock change never
+  // makes one iteration stand out from both of its neighbours.
+  Boundaries(const SmRecords& sm, double long_ratio) : d_(sm.duration_ns) {
+    const auto n = static_cast<std::int64_t>(d_.size());
+    blocks_.reserve(static_cast<std::size_t>(n / kBlock + 2));
+    Nanos t = sm.first_start_ns;
+    blocks_.push_back(t);
+    for (std::int64_t from = 0; from < n; from += kBlock) {
+      const std::int64_t to = std::min(n, from + kBlock);
+      std::uint64_t sum = 0;
+      for (std::int64_t i = from; i < to; ++i) sum += d_[static_cast<std::size_t>(i)];
+      t += static_cast<Nanos>(sum);
+      blocks_.push_back(t);
+    }
+    const auto limit = [&](std::size_t i) { return long_ratio * static_cast<double>(d_[i]); };
+    for (std::size_t i = 1; i + 1 < d_.size(); ++i)
+      if (d_[i] > limit(i - 1) && d_[i] > limit(i + 1)) {
+        long_.push_back(static_cast<std::int64_t>(i));
+        long_ns_ = std::min(long_ns_, d_[i] - 1);
+      }
+  }
+  const std::vector<std::int64_t>& long_iterations() const { return long_; }
+  // Takes an interrupted iteration out: it lasts what the one before it did.
+  void shorten(std::int64_t i) {
+    const std::uint32_t like = d_[static_cast<std::size_t>(i > 0 ? i - 1 : i + 1)];
+    const Nanos delta = static_cast<Nanos>(d_[static_cast<std::size_t>(i)]) - like;
+    fixed_[i] = like;
+    for (std::size_t b = static_cast<std::size_t>(i / kBlock) + 1; b < blocks_.size(); ++b) blocks_[b] -= delta;
+  }
+  std::int64_t last() const { return static_cast<std::int64_t>(d_.size()); }
+  Nanos at(std::int64_t i) const {
+    const std::int64_t b = i / kBlock;
+    Nanos t = blocks_[static_cast<std::size_t>(b)];
+    for (std::int64_t j = b * kBlock; j < i; ++j) t += duration(j);
+    return t;
+  }
+  // The first boundary at or after `t` (last() + 1 if none).
+  std::int64_t first_at_or_after(Nanos t) const {
+    auto it = std::lower_bound(blocks_.begin(), blocks_.end(), t);
+    std::int64_t b = std::max<std::int64_t>(0, (it - blocks_.begin()) - 1);
+    std::int64_t i = b * kBlock;
+    Nanos e = blocks_[static_cast<std::size_t>(b)];
+    while (i <= last() && e < t) {
+      if (i == last()) return last() + 1;
+      e += duration(i++);
+    }
+    return i;
+  }
+  std::uint32_t duration(std::int64_t i) const {
+    const std::uint32_t d = d_[static_cast<std::size_t>(i)];
+    if (fixed_.empty() || d <= long_ns_) return d;
+    auto it = fixed_.find(i);
+    return it == fixed_.end() ? d : it->second;
+  }
+
+ private:
+  const std::vector<std::uint32_t>& d_;
+  std::uint32_t long_ns_ = std::numeric_limits<std::uint32_t>::max();  // shorter ones are never fixed
+  std::vector<Nanos> blocks_;  // boundary k·kBlock, and the last one
+  std::vector<std::int64_t> long_;
+  std::map<std::int64_t, std::uint32_t> fixed_;
+};
+
+// time ≈ t0 + a + b·(i − i0) over a segment's boundaries.
+struct Line {
+  std::int64_t i0 = 0;
+  Nanos t0 = 0;
+  double a = 0, b = 0;
+  double rss = 0;
+  std::int64_t points = 0;
+  double mean_x = 0, sxx = 1;
+  double residual(std::int64_t i, Nanos t) const {
+    return static_cast<double>(t - t0) - (a + b * static_cast<double>(i - i0));
+  }
+  // A new boundary's residual sd over a boundary's own noise: the line's
+  // own error grows as it is extrapolated away from its points.
+  double spread(std::int64_t i) const {
+    const double x = static_cast<double>(i - i0) - mean_x;
+    return std::sqrt(1 + 1.0 / static_cast<double>(points) + x * x / sxx);
+  }
+};
+
+Line fit_line(const Boundaries& e, std::int64_t from, std::int64_t to) {
+  Line l;
+  l.i0 = from;
+  l.t0 = e.at(from);
+  double sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0;
+  Nanos t = l.t0;
+  const auto n = static_cast<double>(to - from + 1);
+  for (std::int64_t i = from; i <= to; ++i) {
+    if (i > from) t += e.duration(i - 1);
+    const auto x = static_cast<double>(i - from);
+    const auto y = static_cast<double>(t - l.t0);
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    sxy += x * y;
+    syy += y * y;
+  }
+  const double den = n * sxx - sx * sx;
+  l.b = den > 0 ? (n * sxy - sx * sy) / den : 0;
+  l.a = (sy - l.b * sx) / n;
+  l.rss = std::max(0.0, syy - l.a * sy - l.b * sxy);
+  l.points = to - from + 1;
+  l.mean_x = sx / n;
+  l.sxx = std::max(1.0, sxx - sx * sx / n);
+  return l;
+}
+
+struct SmState {
+  int sm = 0;
+  Boundaries e;
+  std::int64_t first = 0;  // first boundary at or after t_s
+  Line initial, final;
+  double initial_mean = 0, target_mean = 0;
+  // The change point, where found.
+  std::int64_t off = -1;   // the iteration the change fell in; -1: not placed
+  double change_ns = 0;
+  double change_sd_ns = 0;
+  double departure_ns = 0;
+  SmState(const SmRecords& r, double long_ratio) : sm(r.sm), e(r, long_ratio) {}
+};
+
+double median(std::vector<double> xs) {
+  if (xs.empty()) return std::numeric_limits<double>::quiet_NaN();
+  const auto mid = xs.begin() + static_cast<std::ptrdiff_t>(xs.size() / 2);
+  std::nth_element(xs.begin(), mid, xs.end());
+  return *mid;
+}
+
+// Pooled residuals in time bins of width `w`, counted back from `end`: bin k
+// covers (end − (k+1)·w, end − k·w]. Each SM's z is clipped at ±kClip
+// before it is pooled, so one SM's interrupted iteration cannot make a bin
+// significant; a clock change moves every SM at once.
+class PooledScan {
+ public:
+  PooledScan(Nanos end, double width, std::size_t bins) : end_(end), width_(width), sum_(bins), count_(bins) {}
+  static constexpr double kClip = 4;
+  void add(Nanos t, double z) {
+    const double k = std::floor(static_cast<double>(end_ - t) / width_);
+    if (k < 0 || k >= static_cast<double>(sum_.size())) return;
+    sum_[static_cast<std::size_t>(k)] += std::clamp(z, -kClip, kClip);
+    ++count_[static_cast<std::size_t>(k)];
+  }
+  std::int64_t earliest_significant(double z) const {
+    for (std::size_t k = sum_.size(); k-- > 0;)
+      if (count_[k] > 0 && std::abs(sum_[k]) / std::sqrt(static_cast<double>(count_[k])) > z)
+        return static_cast<std::int64_t>(k);
+    return -1;
+  }
+  std::int64_t latest_significant(double z) const {
+    for (std::size_t k = 0; k < sum_.size(); ++k)
+      if (count_[k] > 0 && std::abs(sum_[k]) / std::sqrt(static_cast<double>(count_[k])) > z)
+        return static_cast<std::int64_t>(k);
+    return -1;
+  }
+  double bin_end(std::int64_t k) const { return static_cast<double>(end_) - static_cast<double>(k) * width_; }
+
+ private:
+  Nanos end_;
+  double width_;
+  std::vector<double> sum_;
+  std::vector<int> count_;
+};
+
+// The change point x, in iterations, that best explains the residuals of
+// boundaries (index, residual), in ascending index: before x each is off its
+// line by `step` per iteration still to go, after x none is. `used` counts
+// the boundaries before it.
+double best_change_point(const std::vector<std::pair<double, double>>& window, double step, std::size_t& used) {
+  double best_cost = std::numeric_limits<double>::infinity(), best_x = 0;
+  for (std::size_t split = 0; split <= window.size(); ++split) {
+    double sum = 0;
+    for (std::size_t q = 0; q < split; ++q) sum += window[q].first + window[q].second / step;
+    const double lo = split == 0 ? window.front().first - 1 : window[split - 1].first;
+    const double hi = split == window.size() ? window.back().first + 1 : window[split].first;
+    const double x = split == 0 ? lo : std::clamp(sum / static_cast<double>(split), lo, hi);
+    double cost = 0;
+    for (std::size_t q = 0; q < window.size(); ++q) {
+      const double expected = q < split ? step * (x - window[q].first) : 0.0;
+      cost += (window[q].second - expected) * (window[q].second - expected);
+    }
+    if (cost < best_cost) best_cost = cost, best_x = x, used = split;
+  }
+  return best_x;
+}
+
+// Whether the per-SM differences of two rates differ from zero, pooled: the
+// median against its standard error from the median absolute deviation, so
+// the power grows with the number of SMs and one odd SM does not decide.
+bool rate_changes(const std::vector<double>& differences, double z) {
+  if (differences.size() < 2) return false;
+  const double mid = median(differences);
+  std::vector<double> deviations;
+  for (double x : differences) deviations.push_back(std::abs(x - mid));
+  const double se = 1.2533 * 1.4826 * median(deviations) / std::sqrt(static_cast<double>(differences.size()));
+  return se > 0 && std::abs(mid) / se > z;
+}
+
+// Long iterations on one SM are interrupts: they move that SM's later
+// boundaries, not the clock, and are taken out. Long iterations on many SMs
+// at once (a stall while the clock relocks) are the clock's and stay.
+void remove_interrupts(std::vector<SmState>& sms, double global_share) {
+  std::vector<std::pair<Nanos, SmState*>> longs;
+  for (auto& st : sms)
+    for (std::int64_t i : st.e.long_iterations()) longs.emplace_back(st.e.at(i), &st);
+  if (longs.empty()) return;
+  std::sort(longs.begin(), longs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  const double needed = global_share * static_cast<double>(sms.size());
+  std::vector<std::pair<SmState*, std::int64_t>> interrupts;
+  for (std::size_t a = 0; a < longs.size(); ++a) {
+    // Others that began a long iteration within one such iteration of this one.
+    const SmState* st = longs[a].second;
+    const std::int64_t i = st->e.first_at_or_after(longs[a].first);
+    const Nanos span = st->e.duration(i);
+    std::size_t near = 0;
+    for (std::size_t b = a; b-- > 0 && longs[a].first - longs[b].first <= span;) ++near;
+    for (std::size_t b = a + 1; b < longs.size() && longs[b].first - longs[a].first <= span; ++b) ++near;
+    if (static_cast<double>(near + 1) < needed) interrupts.emplace_back(longs[a].second, i);
+  }
+  for (auto& [st, i] : interrupts) st->e.shorten(i);
+}
+
+// When the records last left their SMs' final lines: the end of the latest
+// time bin whose pooled residual is significant. A coarse scan over block
+// boundaries finds the block; a fine scan over every boundary there, in bins
+// of one target iteration, the iteration. Empty when no bin after the
+// request is significant.
+std::optional<double> latest_departure_from_final(const std::vector<SmState>& sms, double sigma, double slope,
+                                                  Nanos end, Nanos request, double z) {
+  const double coarse_width = static_cast<double>(Boundaries::kBlock) * slope;
+  const auto horizon = static_cast<double>(end - request);
+  PooledScan coarse(end, coarse_width, static_cast<std::size_t>(horizon / coarse_width) + 2);
+  for (const auto& st : sms)
+    for (std::int64_t i = (st.e.last() / Boundaries::kBlock) * Boundaries::kBlock; i >= st.first;
+         i -= Boundaries::kBlock) {
+      const Nanos t = st.e.at(i);
+      coarse.add(t, st.final.residual(i, t) / (sigma * st.final.spread(i)));
+    }
+  const std::int64_t kc = coarse.latest_significant(z);
+  // The change lies within a block after the latest significant coarse bin.
+  Nanos hi = kc < 0 ? request + static_cast<Nanos>(2 * coarse_width)
+                    : static_cast<Nanos>(coarse.bin_end(kc) + coarse_width);
+  hi = std::min(hi, end);
+  const Nanos lo = std::max(request, hi - static_cast<Nanos>(3 * coarse_width));
+  PooledScan fine(hi, slope, static_cast<std::size_t>(static_cast<double>(hi - lo) / slope) + 2);
+  for (const auto& st : sms) {
+    std::int64_t i = std::max(st.first, st.e.first_at_or_after(lo));
+    if (i > st.e.last()) continue;
+    for (Nanos t = st.e.at(i); t <= hi; t += st.e.duration(i), ++i) {
+      fine.add(t, st.final.residual(i, t) / (sigma * st.final.spread(i)));
+      if (i == st.e.last()) break;
+    }
+  }
+  const std::int64_t kf = fine.latest_significant(z);
+  if (kf >= 0) return fine.bin_end(kf);
+  if (kc >= 0) return static_cast<double>(hi);
+  return std::nullopt;
+}
+
+Measurement failed(MeasurementOutcome outcome) {
+  Measurement m;
+  m.outcome = outcome;
+  return m;
+}
+
+}  // namespace
+
+Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu_ns,
+                                 const ClockCalibration& initial, const ClockCalibration& target,
+                                 double initial_tol_ns, double target_tol_ns, const PooledSettings& s) {
+  std::vector<SmState> all;
+  all.reserve(records.sms.size());
+  for (const auto& r : records.sms) all.emplace_back(r, s.long_iteration);
+  remove_interrupts(all, s.global_share);
+
+  std::vector<SmState> sms;
+  sms.reserve(all.size());
+  int short_windows = 0, no_precheck = 0;
+  for (auto& st : all) {
+    const SmRecords& r = records.sms[static_cast<std::size_t>(&st - all.data())];
+    const std::int64_t n = st.e.last();
+    st.first = st.e.first_at_or_after(request_gpu_ns);
+    const std::int64_t pre = std::min(s.precheck_iterations, st.first);
+    if (pre < 2) {
+      ++no_precheck;
+      continue;
+    }
+    const std::int64_t post = n - st.first;
+    if (post < 2 * s.min_confirmation_iterations) {
+      ++short_windows;
+      continue;
+    }
+    st.initial = fit_line(st.e, st.first - pre, st.first);
+    st.final = fit_line(st.e, n - std::min(s.line_iterations, post / 4), n);
+    st.initial_mean = initial.band_for(r.sm).iteration.mean;
+    st.target_mean = target.band_for(r.sm).iteration.mean;
+    sms.push_back(std::move(st));
+  }
+  if (sms.empty()) return failed(no_precheck > short_windows ? MeasurementOutcome::initial_not_held
+                                                             : MeasurementOutcome::not_captured);
+  const auto count = static_cast<double>(sms.size());
+
+  // Which clocks the two segments run at: the pooled rates against phase 1.
+  // Medians over SMs throughout: an interrupted iteration moves one SM only.
+  std::vector<double> initial_offsets, target_offsets, noises, slopes;
+  Nanos end = std::numeric_limits<Nanos>::min();
+  for (const auto& st : sms) {
+    initial_offsets.push_back(st.initial.b - st.initial_mean);
+    target_offsets.push_back(st.final.b - st.target_mean);
+    noises.push_back(std::sqrt(st.final.rss / static_cast<double>(std::max<std::int64_t>(1, st.final.points - 2))));
+    slopes.push_back(st.final.b);
+    end = std::max(end, st.e.at(st.e.last()));
+  }
+  const double initial_offset = median(initial_offsets), target_offset = median(target_offsets);
+  const double slope = median(slopes);
+  if (std::abs(initial_offset) > initial_tol_ns) return failed(MeasurementOutcome::initial_not_held);
+  // Held, not still settling: the first and second half of the segment
+  // before t_s run at one rate.
+  std::vector<double> settling;
+  for (const auto& st : sms) {
+    const std::int64_t half = (st.first - st.initial.i0) / 2;
+    if (half < 2) continue;
+    settling.push_back(fit_line(st.e, st.initial.i0, st.initial.i0 + half).b - fit_line(st.e, st.first - half, st.first).b);
+  }
+  if (rate_changes(settling, s.z)) return failed(MeasurementOutcome::initial_not_held);
+  if (std::abs(target_offset) > target_tol_ns) return failed(MeasurementOutcome::not_captured);
+  // A boundary's own noise (the timer tick and jitter), from the final segments.
+  const double sigma = std::max(1.0, median(noises));
+
+  // Pass 1 finds the change against lines fitted on the window's tail;
+  // pass 2 refits each final line on everything after it, so the lines are
+  // exact near the change, and finds it again.
+  std::optional<double> settled = latest_departure_from_final(sms, sigma, slope, end, request_gpu_ns, s.z);
+  if (!settled) return failed(MeasurementOutcome::initial_not_held);  // never off the final line: no change seen
+  for (auto& st : sms) {
+    const std::int64_t from = st.e.first_at_or_after(static_cast<Nanos>(*settled + 2 * slope));
+    if (st.e.last() - from >= 2 * s.min_confirmation_iterations) st.final = fit_line(st.e, from, st.e.last());
+  }
+  settled = latest_departure_from_final(sms, sigma, slope, end, request_gpu_ns, s.z);
+  if (!settled) return failed(MeasurementOutcome::initial_not_held);
+
+  // The clock ratio across the last change is the same on every SM: pooled
+  // over the iterations just before the settled bin, it is exact.
+  const double settled_at = *settled;
+  std::vector<double> ratios;
+  for (auto& st : sms) {
+    const std::int64_t to = st.e.first_at_or_after(static_cast<Nanos>(settled_at - slope)) - 1;
+    const std::int64_t from = to - s.points_per_sm;
+    if (from < st.first || to > st.e.last()) continue;
+    ratios.push_back(static_cast<double>(st.e.at(to) - st.e.at(from)) / static_cast<double>(to - from) / st.final.b);
+  }
+  if (ratios.empty()) return failed(MeasurementOutcome::not_captured);
+  const double ratio = median(ratios);
+
+  // Per SM, the change point x (in iterations) that best explains the
+  // residuals of the boundaries around the settled bin: before x each lags
+  // the final line by `step` per iteration still to go, after x none does.
+  std::vector<SmState*> changed;
+  std::vector<std::pair<double, double>> window;  // boundary index, residual
+  for (auto& st : sms) {
+    const double step = st.final.b * (1 - ratio);
+    if (std::abs(step) <= sigma / 4) continue;  // this SM cannot place it
+    const std::int64_t from =
+        std::max(st.first, st.e.first_at_or_after(static_cast<Nanos>(settled_at - (s.points_per_sm + 1) * slope)));
+    const std::int64_t to = std::min(st.e.last(), st.e.first_at_or_after(static_cast<Nanos>(settled_at + 3 * slope)));
+    if (to <= from) continue;
+    window.clear();
+    Nanos t = st.e.at(from);
+    for (std::int64_t i = from; i <= to; ++i) {
+      window.emplace_back(static_cast<double>(i), st.final.residual(i, t));
+      if (i < st.e.last()) t += st.e.duration(i);
+    }
+    std::size_t used = 0;
+    const double best_x = best_change_point(window, step, used);
+    st.change_ns = static_cast<double>(st.final.t0) + st.final.a + st.final.b * (best_x - static_cast<double>(st.final.i0));
+    st.change_sd_ns = std::min(st.final.b, sigma * st.final.b / std::abs(step) /
+                                               std::sqrt(static_cast<double>(std::max<std::size_t>(1, used))));
+    st.off = static_cast<std::int64_t>(best_x);
+    changed.push_back(&st);
+  }
+  if (changed.empty()) return failed(MeasurementOutcome::not_confirmed);
+  std::sort(changed.begin(), changed.end(),
+            [](const SmState* a, const SmState* b) { return a->change_ns < b->change_ns; });
+  // The latest SMs set the arrival (a late group of SMs is the truth), less
+  // what picking the latest of noisy change points adds where all SMs
+  // changed together; never earlier than the median SM.
+  const auto k = static_cast<std::size_t>(
+      std::clamp<double>(std::round(s.latest_share * count), 1, static_cast<double>(changed.size())));
+  const std::size_t first_latest = changed.size() - k;
+  const SmState* pick = changed[first_latest + k / 2];
+  std::vector<double> own_sd;
+  for (const auto* st : changed) own_sd.push_back(st->change_sd_ns);
+  const double noise = median(own_sd);
+  const double pick_quantile = 1 - (static_cast<double>(k) / 2 + 0.5) / static_cast<double>(changed.size());
+  const double selection_bias = noise * normal_quantile(pick_quantile);
+  const double arrival = std::max(changed[changed.size() / 2]->change_ns, pick->change_ns - selection_bias);
+
+  // The segment after the arrival: long enough on every SM, and homogeneous
+  // (its rate just after the arrival equals its rate at the end, across SMs).
+  std::vector<double> slope_changes;
+  for (const auto& st : sms) {
+    const std::int64_t a = st.e.first_at_or_after(static_cast<Nanos>(std::ceil(arrival)));
+    const std::int64_t left = st.e.last() - a;
+    if (left < s.min_confirmation_iterations) return failed(MeasurementOutcome::not_captured);
+    const std::int64_t len = std::min(s.line_iterations, left / 2);
+    const Line early = fit_line(st.e, a + 1, a + len);
+    const Line late = fit_line(st.e, st.e.last() - len, st.e.last());
+    slope_changes.push_back(early.b - late.b);
+  }
+  if (rate_changes(slope_changes, s.z)) return failed(MeasurementOutcome::not_confirmed);
+
+  // Departure: when the records first left their SMs' initial lines (the
+  // earliest significant bin of a pooled scan from t_s); then per SM the
+  // first boundary clearly off, the change placed inside the iteration
+  // before it by the mixed iteration's length; the median SM sets it.
+  const double initial_slope = [&] {
+    double b = 0;
+    for (const auto& st : sms) b += st.initial.b / count;
+    return b;
+  }();
+  PooledScan forward(static_cast<Nanos>(arrival), initial_slope,
+                     static_cast<std::size_t>((arrival - static_cast<double>(request_gpu_ns)) / initial_slope) + 2);
+  for (const auto& st : sms) {
+    std::int64_t i = st.first;
+    for (Nanos t = st.e.at(i); static_cast<double>(t) <= arrival && i < st.e.last(); t += st.e.duration(i), ++i)
+      forward.add(t, st.initial.residual(i, t) / (sigma * st.initial.spread(i)));
+  }
+  const std::int64_t kd = forward.earliest_significant(s.z);
+  // Mirrored: after the departure each boundary leads or lags the initial
+  // line by the first step's rate per iteration since; before it none does.
+  const double left_at = kd >= 0 ? forward.bin_end(kd + 1) : static_cast<double>(request_gpu_ns);
+  std::vector<double> after_ratios;
+  for (const auto& st : sms) {
+    const std::int64_t from = st.e.first_at_or_after(static_cast<Nanos>(left_at + 2 * initial_slope));
+    const std::int64_t to = from + s.points_per_sm;
+    if (from < st.first || to > st.e.last()) continue;
+    after_ratios.push_back(static_cast<double>(st.e.at(to) - st.e.at(from)) / static_cast<double>(to - from) / st.initial.b);
+  }
+  const double after_ratio = after_ratios.empty() ? 1.0 : median(after_ratios);
+  std::vector<double> departures;
+  for (auto& st : sms) {
+    st.departure_ns = arrival;
+    const double step = st.initial.b * (after_ratio - 1);
+    const std::int64_t from = std::max(st.first, st.e.first_at_or_after(static_cast<Nanos>(left_at - 3 * initial_slope)));
+    const std::int64_t to =
+        std::min(st.e.last(), st.e.first_at_or_after(static_cast<Nanos>(left_at + (s.points_per_sm + 1) * initial_slope)));
+    if (std::abs(step) > sigma / 4 && to > from) {
+      window.clear();
+      Nanos t = st.e.at(to);
+      for (std::int64_t i = to; i >= from; --i) {  // mirrored: index -i, ascending
+        window.emplace_back(-static_cast<double>(i), -st.initial.residual(i, t));
+        if (i > 0) t -= st.e.duration(i - 1);
+      }
+      std::size_t used = 0;
+      const double x = -best_change_point(window, -step, used);
+      st.departure_ns = static_cast<double>(st.initial.t0) + st.initial.a +
+                        st.initial.b * (x - static_cast<double>(st.initial.i0));
+    }
+    departures.push_back(std::min(st.departure_ns, arrival));
+  }
+  const double departure = median(departures);
+
+  Measurement m;
+  m.outcome = MeasurementOutcome::accepted;
+  m.switching_ms = (arrival - static_cast<double>(request_gpu_ns)) / 1e6;
+  m.transition_ms = std::max(0.0, arrival - departure) / 1e6;
+  m.accepted_sms = static_cast<int>(changed.size());
+  m.max_sm = pick->sm;
+  m.sm_spread_ms = (changed.back()->change_ns - changed.front()->change_ns) / 1e6;
+  // The change points that set the arrival: their spread and each one's own noise.
+  std::vector<double> latest;
+  double own = 0;
+  for (std::size_t i = first_latest; i < changed.size(); ++i) {
+    latest.push_back(changed[i]->change_ns);
+    own += changed[i]->change_sd_ns / static_cast<double>(k);
+  }
+  const double spread = latest.size() > 1 ? moments_of(latest).sd : 0.0;
+  m.uncertainty_us = std::sqrt(own * own + spread * spread) / std::sqrt(static_cast<double>(k)) / 1e3;
+  for (const auto& st : sms) {
+    SmDetection d;
+    d.sm = st.sm;
+    d.outcome = st.off >= 0 ? SmOutcome::accepted : SmOutcome::no_candidate;
+    d.arrival_ns = static_cast<Nanos>(std::llround(st.change_ns));
+    d.departure_ns = static_cast<Nanos>(std::llround(st.departure_ns));
+    m.per_sm.push_back(d);
+  }
+  return m;
+}
+
+}  // namespace latest

@@ -1,0 +1,49 @@
+#pragma once
+// The pooled change-point detector (the default; docs/methodology.md,
+// "Pooled detector"). All SMs share one clock, so their records are used
+// together, on the GPU's time axis:
+// - per SM, the iteration boundaries of the final segment lie on a line
+//   (time = a + b·index, b the target's iteration); the same for the initial
+//   segment before the request;
+// - a boundary's residual against that line is its lag or lead; before the
+//   clock reached the target for good, every SM's residual has the same sign,
+//   so the pooled residual of all SMs in one time bin is a z statistic whose
+//   power grows with the number of SMs;
+// - the arrival is where the last significant bin ends, refined per SM by
+//   the mixed iteration: a change inside an iteration of known lengths says
+//   where in it the change happened;
+// - the segment after the arrival must be homogeneous: its rate right after
+//   the arrival and at the window's end must agree, tested across SMs.
+#include "core/calibration.hpp"
+#include "core/detection.hpp"
+#include "core/types.hpp"
+
+namespace latest {
+
+struct PooledSettings {
+  double z = 6;                          // significance of a pooled bin (thousands of bins are scanned)
+  double boundary_z = 4;                 // a single boundary clearly off its line
+  int coarse_stride = 32;                // boundaries per SM between coarse-scan points
+  std::int64_t line_iterations = 500;    // boundaries fitted for a segment's line
+  std::int64_t min_confirmation_iterations = 100;  // after the arrival, on every SM
+  std::int64_t precheck_iterations = 200;          // before t_s: the initial line
+  // An iteration this many times both its neighbours is long: an interrupt
+  // where few SMs have one at that moment, a stall where at least
+  // `global_share` of them do.
+  double long_iteration = 1.3;
+  double global_share = 0.25;
+  // Boundaries per SM, the latest off the final line, that each place the change.
+  std::int64_t points_per_sm = 8;
+  // Share of SMs whose change points make the arrival (the latest ones):
+  // a GPC is about 1/8 of the SMs, so the latest group is always among them.
+  double latest_share = 1.0 / 16;
+};
+
+// Both the initial and target calibrations identify the segments; the
+// tolerances (half the step to the nearest supported clock) say which clock a
+// fitted rate is.
+Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu_ns,
+                                 const ClockCalibration& initial, const ClockCalibration& target,
+                                 double initial_tol_ns, double target_tol_ns, const PooledSettings& settings);
+
+}  // namespace latest
