@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <fstream>
+#include <limits>
 #include <set>
 
 #include <fmt/format.h>
@@ -38,7 +39,7 @@ PairMeasurements read_pair_csv(const fs::path& file, ClockPair pair) {
   const std::string text{std::istreambuf_iterator<char>(in), {}};
   PairMeasurements m;
   m.pair = pair;
-  std::size_t line_no = 0, pos = 0;
+  std::size_t line_no = 0, pos = 0, columns = 0;
   while (pos < text.size()) {
     const std::size_t end = text.find('\n', pos);
     ++line_no;
@@ -46,22 +47,29 @@ PairMeasurements read_pair_csv(const fs::path& file, ClockPair pair) {
     const std::string_view line(text.data() + pos, end - pos);
     pos = end + 1;
     if (line_no == 1) {
-      if (line != kCsvHeader)
+      if (line == kCsvHeader)
+        columns = 15;
+      else if (line == kCsvHeaderV1)
+        columns = 12;
+      else
         bad(file, 1, "unexpected columns: a result file from another version of latest, or not one at all");
       continue;
     }
-    std::string_view fields[12];
+    std::string_view fields[15];
     std::size_t count = 0, start = 0;
     for (std::size_t i = 0; i <= line.size(); ++i)
       if (i == line.size() || line[i] == ',') {
-        if (count < 12) fields[count] = line.substr(start, i - start);
+        if (count < 15) fields[count] = line.substr(start, i - start);
         ++count;
         start = i + 1;
       }
-    if (count != 12) bad(file, line_no, fmt::format("{} fields where 12 belong", count));
+    if (count != columns) bad(file, line_no, fmt::format("{} fields where {} belong", count, columns));
     m.index.push_back(static_cast<int>(number(fields[0], file, line_no, "index")));
     m.switching_ms.push_back(number(fields[1], file, line_no, "switching_latency_ms"));
     m.transition_ms.push_back(number(fields[2], file, line_no, "transition_latency_ms"));
+    m.paper_switching_ms.push_back(columns == 15 && !fields[12].empty()
+                                       ? number(fields[12], file, line_no, "paper_switching_latency_ms")
+                                       : std::numeric_limits<double>::quiet_NaN());
   }
   if (line_no == 0) bad(file, 1, "the file is empty");
   return m;
@@ -83,9 +91,9 @@ std::vector<GpuResults> read_results(const std::vector<fs::path>& dirs) {
       throw Error(ErrorKind::bad_argument, fmt::format("{}: not valid JSON ({})", path.string(), e.what()));
     }
     const int schema = manifest.value("schema_version", 0);
-    if (schema != kManifestSchemaVersion)
+    if (schema != 1 && schema != kManifestSchemaVersion)
       throw Error(ErrorKind::bad_argument,
-                  fmt::format("{}: result schema {} is not the one this latest reads ({})", path.string(), schema,
+                  fmt::format("{}: result schema {} is not one this latest reads (1 and {})", path.string(), schema,
                               kManifestSchemaVersion),
                   "analyse it with the latest version that wrote it");
     const json device = manifest.value("device", json::object());
@@ -120,6 +128,8 @@ std::vector<GpuResults> read_results(const std::vector<fs::path>& dirs) {
         into.index.insert(into.index.end(), m.index.begin(), m.index.end());
         into.switching_ms.insert(into.switching_ms.end(), m.switching_ms.begin(), m.switching_ms.end());
         into.transition_ms.insert(into.transition_ms.end(), m.transition_ms.begin(), m.transition_ms.end());
+        into.paper_switching_ms.insert(into.paper_switching_ms.end(), m.paper_switching_ms.begin(),
+                                       m.paper_switching_ms.end());
       }
       g.skipped.erase(k);
     }

@@ -16,8 +16,11 @@ namespace latest::analysis {
 struct PairMeasurements {
   ClockPair pair;
   std::vector<int> index;
-  std::vector<double> switching_ms;
+  std::vector<double> switching_ms;   // the run's detector
   std::vector<double> transition_ms;
+  // The paper's detector on the same records (schema 2; NaN where it found
+  // nothing, and for schema 1, whose detector was the paper's).
+  std::vector<double> paper_switching_ms;
 };
 
 // Everything measured on one GPU (one host and UUID), possibly from several

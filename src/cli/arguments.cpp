@@ -94,6 +94,13 @@ std::vector<ClockPair> resolve_pairs(const std::string& selection, const std::ve
   return pairs;
 }
 
+Detector parse_detector(const std::string& text) {
+  if (text == "pooled") return Detector::pooled;
+  if (text == "paper") return Detector::paper;
+  throw Error(ErrorKind::bad_argument, fmt::format("unknown --detector '{}'", text),
+              "use pooled (the default: all SMs together) or paper (the paper's per-SM rule, for comparison)");
+}
+
 DeviceSelector parse_device_selector(const std::string& d) {
   if (d.rfind("GPU-", 0) == 0 || d.rfind("MIG-", 0) == 0) return {DeviceSelector::Kind::uuid, d};
   if (d.find(':') != std::string::npos) return DeviceSelector::by_bus_id(d);

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/detection.hpp"
 #include "core/types.hpp"
 
 namespace latest::cli {
@@ -19,6 +20,9 @@ void check_supported(const std::vector<Mhz>& clocks, const std::vector<Mhz>& sup
 // --pairs: all | increasing | decreasing | INIT:TARGET[,INIT:TARGET...]
 // Explicit pairs must use clocks from `clocks`.
 std::vector<ClockPair> resolve_pairs(const std::string& selection, const std::vector<Mhz>& clocks);
+
+// --detector: pooled (the default) or paper.
+Detector parse_detector(const std::string& text);
 
 // --device: an index, a UUID (GPU-... or MIG-...) or a PCI bus id.
 DeviceSelector parse_device_selector(const std::string& text);

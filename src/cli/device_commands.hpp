@@ -31,6 +31,7 @@ struct SelftestOptions {
   int measurements = 100;  // per pair
   std::optional<std::int64_t> iteration_fmas;  // default: sized from the window, as in a measurement
   bool save_traces = false;
+  std::string detector = "pooled";
   std::string output = "latest-selftest";
 };
 void add_selftest_command(CLI::App& app, SelftestOptions& options);

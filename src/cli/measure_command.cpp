@@ -40,6 +40,7 @@ void validate(const MeasureOptions& o) {
   for (auto v : {o.capture_ms, o.wakeup_ms})
     if (v && !(*v > 0)) throw Error(ErrorKind::bad_argument, "--capture-ms and --wakeup-ms must be positive");
   if (!(o.max_capture_ms > 0)) throw Error(ErrorKind::bad_argument, "--max-capture-ms must be positive");
+  parse_detector(o.detector);
 }
 
 EngineSettings engine_settings(const MeasureOptions& o, const std::vector<Mhz>& clocks,
@@ -58,6 +59,7 @@ EngineSettings engine_settings(const MeasureOptions& o, const std::vector<Mhz>& 
   s.plan.wakeup_ms = o.wakeup_ms;
   s.plan.max_capture_ms = o.max_capture_ms;
   s.plan.max_recorded_iterations = o.max_records;
+  s.detector = parse_detector(o.detector);
   return s;
 }
 
@@ -76,6 +78,7 @@ nlohmann::json settings_json(const EngineSettings& s, const MeasureOptions& o) {
           {"max_band_overlap", s.max_band_overlap},
           {"include_inseparable", s.include_inseparable},
           {"save_traces", s.save_traces},
+          {"detector", to_string(s.detector)},
           {"confidence", s.detection.confidence},
           {"confirmation_iterations", s.detection.confirmation_iterations},
           {"min_confirmation_iterations", s.detection.min_confirmation_iterations},
@@ -178,6 +181,10 @@ void add_measure_options(CLI::App& app, MeasureOptions& o) {
   app.add_option("--sim-profile", o.backend.sim_profile, "simulated card: h200, gh200, a100 or rtx6000")
       ->capture_default_str();
   app.add_option("--seed", o.backend.seed, "simulator seed; the same seed gives the same run")->capture_default_str();
+  app.add_option("--detector", o.detector,
+                 "pooled (all SMs together, the default) or paper (per SM, the paper's rule); both always run and "
+                 "the CSV keeps the paper's too")
+      ->capture_default_str();
   app.add_flag("--plan", o.plan_only, "print the pairs, the planned windows and the GPU time, then exit");
   app.add_flag("--save-traces", o.save_traces, "keep each SM's records around every switch (traces/)");
   auto* expert = app.add_option_group("Expert options");

@@ -1,5 +1,7 @@
 #include "core/accuracy.hpp"
 
+#include <cmath>
+
 #include "core/statistics.hpp"
 
 namespace latest {
@@ -64,8 +66,14 @@ Accuracy accuracy_against_truth(const std::vector<PairResult>& results,
   });
   a.excess_us = summary_where(a.measurements, [](const TruthComparison& m) -> std::optional<double> {
     if (!m.residual_us || !m.bound_us) return std::nullopt;
-    return *m.residual_us - *m.bound_us;
+    return std::abs(*m.residual_us) - *m.bound_us;
   });
+  if (a.excess_us) {
+    std::size_t early = 0;
+    for (const auto& m : a.measurements)
+      if (m.residual_us && *m.residual_us < -m.sync_uncertainty_us) ++early;
+    a.early_share = static_cast<double>(early) / static_cast<double>(a.excess_us->n);
+  }
   return a;
 }
 

@@ -404,6 +404,7 @@ PairResult Engine::measure_pair(ClockPair pair, std::size_t number, std::size_t 
 RunState Engine::run(const std::set<std::pair<Mhz, Mhz>>& done) {
   started_ns_ = workload_.time().now_ns();
   state_.device = clocks_.identity();
+  state_.detector = settings_.detector;
   state_.workload = workload_.info();
   supported_ = clocks_.supported_clocks();
 

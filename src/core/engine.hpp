@@ -150,6 +150,7 @@ struct SyncStats {
 
 struct RunState {
   DeviceIdentity device;
+  Detector detector = Detector::pooled;  // whose latencies the results report
   WorkloadInfo workload;
   std::vector<ClockCalibration> calibrations;
   std::vector<PairCheck> checks;

@@ -25,6 +25,7 @@ EngineSettings selftest_engine_settings(const std::vector<Mhz>& clocks, const Se
   s.plan.max_capture_ms = std::max(s.plan.max_capture_ms, *s.plan.capture_ms);
   s.plan.iteration_fmas = st.iteration_fmas;
   s.save_traces = st.save_traces;
+  s.detector = st.detector;
   return s;
 }
 

@@ -15,6 +15,7 @@ struct SelftestSettings {
   int measurements = 100;      // per pair
   std::optional<std::int64_t> iteration_fmas;
   bool save_traces = false;
+  Detector detector = Detector::pooled;
 };
 
 // The card's own clock (the highest supported) and the supported clock

@@ -17,6 +17,7 @@ nlohmann::json to_json(const Accuracy& a) {
       {"excess_over_bound_us", &Accuracy::excess_us}};
   for (const auto& [key, field] : spreads)
     if (const auto& s = a.*field) doc[key] = to_json(*s);
+  if (a.early_share) doc["early_share"] = *a.early_share;
   const std::pair<const char*, std::optional<double> TruthComparison::*> known[] = {
       {"target_iteration_ns", &TruthComparison::target_iteration_ns},
       {"flip_bracket_us", &TruthComparison::flip_bracket_us},

@@ -48,11 +48,13 @@ std::string measurements_csv(const std::vector<MeasurementRow>& rows) {
   std::string out = kCsvHeader;
   out += '\n';
   for (const auto& r : rows) {
-    out += fmt::format("{},{:.6f},{:.6f},{:.6f},{},{},{:.6f},{:.3f},{},{},{},{}\n", r.index, r.switching_ms,
+    out += fmt::format("{},{:.6f},{:.6f},{:.6f},{},{},{:.6f},{:.3f},{},{},{},{},{},{},{:.3f}\n", r.index, r.switching_ms,
                        r.transition_ms, r.call_ms, r.accepted_sms, r.max_sm, r.sm_spread_ms, r.sync_uncertainty_us,
                        optional_number(r.temperature_c, "{:.1f}"), optional_number(r.power_w, "{:.1f}"),
                        r.truth ? fmt::format("{:.6f}", r.truth->switching_ms) : std::string(),
-                       r.truth ? fmt::format("{:.6f}", r.truth->transition_ms) : std::string());
+                       r.truth ? fmt::format("{:.6f}", r.truth->transition_ms) : std::string(),
+                       optional_number(r.paper_switching_ms), optional_number(r.paper_transition_ms),
+                       r.switching_uncertainty_us);
   }
   return out;
 }
@@ -100,7 +102,13 @@ std::set<std::pair<Mhz, Mhz>> ResultStore::resume() {
     throw Error(ErrorKind::bad_argument, fmt::format("{} is not a readable manifest: {}", path.string(), e.what()),
                 "choose another --output directory, or remove the damaged one");
   }
-  if (old.value("schema_version", 0) != kManifestSchemaVersion || old.value("run_key", json()) != manifest_["run_key"])
+  if (const int schema = old.value("schema_version", 0); schema != kManifestSchemaVersion)
+    throw Error(ErrorKind::bad_argument,
+                fmt::format("{} holds results of result schema {}, written by an older latest; resuming would mix "
+                            "schemas in one directory",
+                            dir_.string(), schema),
+                "`latest analyze` and `latest report` still read it; measure into another --output directory");
+  if (old.value("run_key", json()) != manifest_["run_key"])
     throw Error(ErrorKind::bad_argument,
                 fmt::format("{} holds results of a different run (other clocks, pairs, device or settings)", dir_.string()),
                 "rerun the exact same command to resume it, or choose another --output directory");
@@ -128,6 +136,7 @@ void ResultStore::record_state(const RunState& s) {
   json cal = json::array();
   for (const auto& c : s.calibrations) cal.push_back(to_json(c));
   manifest_["calibration"] = cal;
+  manifest_["detector"] = to_string(s.detector);
   json pilot = json::array();
   for (const auto& [pair, ms] : s.pilot) pilot.push_back({{"init_mhz", pair.init}, {"target_mhz", pair.target}, {"switching_latency_ms", ms}});
   manifest_["plan"] = {{"capture_ms", s.capture_ms}, {"iteration_fmas", s.iteration_fmas}, {"pilot", pilot}};

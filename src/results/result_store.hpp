@@ -14,10 +14,17 @@
 
 namespace latest {
 
-inline constexpr int kManifestSchemaVersion = 1;
-inline constexpr const char* kCsvHeader =
+// Schema 2: the selected detector's latencies, then the paper's detector's on
+// the same records (empty where it found nothing) and the selected one's own
+// uncertainty. Schema 1 had the first twelve columns only; it is still read.
+inline constexpr int kManifestSchemaVersion = 2;
+inline constexpr const char* kCsvHeaderV1 =
     "index,switching_latency_ms,transition_latency_ms,call_latency_ms,accepted_sms,max_sm,"
     "sm_spread_ms,sync_uncertainty_us,temperature_c,power_w,true_latency_ms,true_transition_ms";
+inline constexpr const char* kCsvHeader =
+    "index,switching_latency_ms,transition_latency_ms,call_latency_ms,accepted_sms,max_sm,"
+    "sm_spread_ms,sync_uncertainty_us,temperature_c,power_w,true_latency_ms,true_transition_ms,"
+    "paper_switching_latency_ms,paper_transition_latency_ms,switching_uncertainty_us";
 
 std::string host_name_for_files();  // hostname with '_' replaced by '-'
 std::string pair_file_name(ClockPair pair, const std::string& host, int gpu_index);

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -207,7 +208,7 @@ TEST(Analysis, BadInputNamesTheFileAndLine) {
   latest::testing::write_sim_results(good, "h200", 4, {1980, 990}, 5);
   const std::string csv = "1980_990_" + host_name_for_files() + "_0.csv";
   const std::vector<BadInput> cases = {
-      {"corrupt", [&](const auto& d) { std::ofstream(d / csv, std::ios::app) << "6,abc,1,1,1,1,1,1,,,,\n"; },
+      {"corrupt", [&](const auto& d) { std::ofstream(d / csv, std::ios::app) << "6,abc,1,1,1,1,1,1,,,,,,,0\n"; },
        csv + ":7: 'abc' in column switching_latency_ms is not a number"},
       {"truncated", [&](const auto& d) { std::ofstream(d / csv, std::ios::app) << "6,5.1,0.3"; },
        csv + ":7: the last line is cut off"},
@@ -234,6 +235,36 @@ TEST(Analysis, BadInputNamesTheFileAndLine) {
     std::filesystem::remove_all(dir);
   }
   std::filesystem::remove_all(good);
+}
+
+// A directory written before result schema 2 (twelve CSV columns, the
+// paper's detector) is still read.
+TEST(Analysis, ReadsResultSchemaOne) {
+  const auto dir = scratch("schema1");
+  latest::testing::write_sim_results(dir, "h200", 4, {1980, 990}, 5);
+  auto m = json::parse(slurp(dir / "manifest.json"));
+  m["schema_version"] = 1;
+  std::ofstream(dir / "manifest.json") << m.dump();
+  for (const auto& p : m["pairs"]) {
+    const auto file = dir / p["file"].get<std::string>();
+    std::istringstream in(slurp(file));
+    std::string line, v1 = std::string(kCsvHeaderV1) + "\n";
+    std::getline(in, line);
+    while (std::getline(in, line)) {
+      std::size_t cut = 0;
+      for (int k = 0; k < 12; ++k) cut = line.find(',', cut) + 1;
+      v1 += line.substr(0, cut - 1) + "\n";
+    }
+    std::ofstream(file) << v1;
+  }
+  const auto results = read_results({dir});
+  ASSERT_EQ(results.size(), 1u);
+  ASSERT_EQ(results[0].pairs.size(), 2u);
+  for (const auto& [k, pm] : results[0].pairs) {
+    EXPECT_EQ(pm.switching_ms.size(), 5u);
+    for (double x : pm.paper_switching_ms) EXPECT_TRUE(std::isnan(x));
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Analysis, PartialRunIsAnalysedWithItsGaps) {

@@ -81,6 +81,26 @@ TEST(Accuracy, TwoTargetIterationsAreNot) {
   EXPECT_FALSE(a.within_bound());
 }
 
+TEST(Accuracy, TheVerdictIsTwoSided) {
+  std::mt19937_64 rng(14);
+  const std::vector<ClockCalibration> cals = {calibration(1980, 1024, 2500), calibration(990, 1024, 4800)};
+  // Exact (the pooled detector): within the bound, nothing early.
+  const Accuracy exact = accuracy_against_truth({emulated_pair({1980, 990}, 4800, 0.0, rng)}, cals);
+  EXPECT_TRUE(exact.within_bound());
+  ASSERT_TRUE(exact.early_share);
+  EXPECT_DOUBLE_EQ(*exact.early_share, 0);
+  // Two target iterations early: out, both ways of looking at it.
+  const Accuracy early = accuracy_against_truth({emulated_pair({1980, 990}, 4800, -2.0, rng)}, cals);
+  EXPECT_GT(early.excess_us->median, 0);
+  EXPECT_DOUBLE_EQ(*early.early_share, 1.0);
+  EXPECT_FALSE(early.within_bound());
+  // Half an iteration early: the median is within the bound, but every
+  // measurement is early beyond the sync uncertainty.
+  const Accuracy half = accuracy_against_truth({emulated_pair({1980, 990}, 4800, -0.5, rng)}, cals);
+  EXPECT_LE(half.excess_us->median, 0);
+  EXPECT_FALSE(half.within_bound());
+}
+
 TEST(Accuracy, WithoutEmulationOnlyTheErrorIsKnown) {
   PairResult r;
   r.pair = {1500, 600};

@@ -26,12 +26,16 @@ TEST(Selftest, CaptureHoldsTheLongestLatencyWithoutAPilot) {
   EXPECT_DOUBLE_EQ(longer.plan.max_capture_ms, *longer.plan.capture_ms) << "the cap grows with L";
 }
 
-TEST(Selftest, VerdictFollowsTheMedianExcessOverTheBound) {
+TEST(Selftest, VerdictFollowsTheMedianExcessAndTheEarlyShare) {
   Accuracy a;
   EXPECT_EQ(selftest_verdict(a), SelftestVerdict::not_evaluated);
   a.excess_us = Summary{};
   a.excess_us->median = -0.5;
+  a.early_share = 0.0;
   EXPECT_EQ(selftest_verdict(a), SelftestVerdict::passed);
+  a.early_share = 0.02;
+  EXPECT_EQ(selftest_verdict(a), SelftestVerdict::failed) << "2 % early";
+  a.early_share = 0.0;
   a.excess_us->median = 0.1;
   EXPECT_EQ(selftest_verdict(a), SelftestVerdict::failed);
 }

@@ -42,6 +42,9 @@ PairResult measured(Mhz a, Mhz b) {
   row.index = 2;
   row.truth = SwitchTruth{5.2, 1.4};
   row.temperature_c = 51.5;
+  row.paper_switching_ms = 5.2541;
+  row.paper_transition_ms = 1.25;
+  row.switching_uncertainty_us = 0.125;
   r.rows.push_back(row);
   r.rse = 0.01;
   return r;
@@ -51,9 +54,13 @@ TEST(ResultStore, CsvHasExactlyTheDocumentedColumns) {
   const std::string csv = measurements_csv(measured(1980, 990).rows);
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "index,switching_latency_ms,transition_latency_ms,call_latency_ms,accepted_sms,max_sm,sm_spread_ms,"
-            "sync_uncertainty_us,temperature_c,power_w,true_latency_ms,true_transition_ms");
-  EXPECT_NE(csv.find("\n1,5.250000,1.500000,0.300000,132,7,0.004000,1.200,,,,\n"), std::string::npos) << csv;
-  EXPECT_NE(csv.find("\n2,5.250000,1.500000,0.300000,132,7,0.004000,1.200,51.5,,5.200000,1.400000\n"), std::string::npos);
+            "sync_uncertainty_us,temperature_c,power_w,true_latency_ms,true_transition_ms,"
+            "paper_switching_latency_ms,paper_transition_latency_ms,switching_uncertainty_us");
+  EXPECT_NE(csv.find("\n1,5.250000,1.500000,0.300000,132,7,0.004000,1.200,,,,,,,0.000\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\n2,5.250000,1.500000,0.300000,132,7,0.004000,1.200,51.5,,5.200000,1.400000,5.254100,1.250000,"
+                     "0.125\n"),
+            std::string::npos)
+      << csv;
 }
 
 TEST(ResultStore, FileNamesCarryPairHostAndGpu) {
@@ -107,6 +114,23 @@ TEST(ResultStore, ResumesTheSameRunAndRefusesAnother) {
     const auto done = again.resume();
     EXPECT_EQ(done.size(), 1u);
     EXPECT_TRUE(done.count({990, 1980}));
+  }
+  // A directory of result schema 1 (an older latest) is not resumed.
+  {
+    auto old = nlohmann::json::parse(slurp(dir / "manifest.json"));
+    old["schema_version"] = 1;
+    write_file_atomically(dir / "manifest.json", old.dump());
+    ResultStore again(dir, key, {}, skip_code);
+    try {
+      again.resume();
+      FAIL() << "a schema-1 directory must be refused";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::bad_argument);
+      EXPECT_NE(std::string(e.what()).find("result schema 1"), std::string::npos) << e.what();
+      EXPECT_NE(e.hint().find("another --output"), std::string::npos) << e.hint();
+    }
+    old["schema_version"] = kManifestSchemaVersion;
+    write_file_atomically(dir / "manifest.json", old.dump());
   }
   ResultStore other(dir, {{"freq_mhz", {1980, 1500}}}, {}, skip_code);
   try {
