@@ -2,6 +2,8 @@
 // `info` and emulated switching, nothing that changes a clock.
 #include <dlfcn.h>
 
+#include <cmath>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -33,12 +35,13 @@ TEST(Gpu, SelftestMeasuresTheEmulatedLatency) {
   const auto doc = nlohmann::json::parse(slurp(dir / "selftest.json"));
   const auto& acc = doc["accuracy"];
   EXPECT_EQ(acc["measurements"].size(), 40u);
-  // The measured latency is late by the flip's delivery (in effect on every
-  // SM) plus one target iteration, the end of the first clean one (SPEC §2).
+  // The measured latency is late by the flip's delivery and the moment it
+  // took effect inside each SM's iteration; the pooled detector adds about
+  // nothing to that (the paper's would add one target iteration, SPEC §2).
   EXPECT_GT(acc["error_us"]["min"].get<double>(), 0);
   EXPECT_GE(acc["in_effect_us"]["median"].get<double>(), acc["delivery_us"]["median"].get<double>());
-  const double iterations = acc["error_minus_in_effect_target_iterations"]["median"];
-  EXPECT_GT(iterations, 0.5);
+  EXPECT_LT(std::abs(acc["error_minus_in_effect_us"]["median"].get<double>()), 1.0)
+      << acc["error_minus_in_effect_us"].dump();
   EXPECT_TRUE(acc["within_bound"].get<bool>()) << acc["excess_over_bound_us"].dump();
   fs::remove_all(dir);
 }

@@ -195,12 +195,13 @@ Nanos CudaWorkload::launch(const WindowSpec& spec, double fmas, const SwitchSign
     *signal.host_flag = 0;
     check_cuda(cudaMemsetAsync(signal.device_flag, 0, sizeof(unsigned), stream), "clearing the flag");
     check_cuda(cudaMemsetAsync(signal.flip_seen_ns, 0, sizeof(unsigned long long), stream), "clearing the flip stamp");
-    check_cuda(cudaMemsetAsync(signal.switch_iterations, 0xff, sizeof(int) * sms, stream),
-          "clearing the switch iterations");
+    check_cuda(cudaMemsetAsync(signal.switch_ns, 0, sizeof(unsigned long long) * sms, stream),
+               "clearing the switch times");
     a.host_flag = signal.host_flag;
     a.device_flag = signal.device_flag;
     a.flip_seen_ns = signal.flip_seen_ns;
-    a.switch_iterations = signal.switch_iterations;
+    a.switch_ns = signal.switch_ns;
+    a.phase_salt = signal.phase_salt;
   }
   pending_ = spec;
   const Nanos launched = time_.now_ns();
@@ -244,7 +245,6 @@ WindowRecords CudaWorkload::collect() {
     r.cycles.assign(cycles.begin() + from, cycles.begin() + to);
   }
   out.bytes = static_cast<std::int64_t>(anchors.size() * 8 + smids.size() * 4 + durations.size() * 8);
-  block_sms_ = std::move(smids);
   return out;
 }
 

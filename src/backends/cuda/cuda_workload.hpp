@@ -40,7 +40,8 @@ struct SwitchSignal {
   volatile unsigned* host_flag = nullptr;        // mapped: 0, then the new FMAs per iteration
   unsigned* device_flag = nullptr;               // block 0 broadcasts through it
   unsigned long long* flip_seen_ns = nullptr;    // when block 0 saw the host flag
-  int* switch_iterations = nullptr;              // per block: first iteration at the new length, -1 none
+  unsigned long long* switch_ns = nullptr;       // per block: when the new length took effect, 0 never
+  int phase_salt = 0;                            // where in an iteration it lands (kernels.hpp)
 };
 
 class CudaWorkload final : public Workload {
@@ -63,8 +64,6 @@ class CudaWorkload final : public Workload {
   std::string pci_bus_id() const { return pci_bus_id_; }
   // The clock the SMs run at, from clock64() once a context holds it up.
   Mhz card_mhz() const { return card_mhz_; }
-  // The SM of each block in the window collected last.
-  const std::vector<int>& block_sms() const { return block_sms_; }
   // The CPUs this process may use, less the pinned measuring thread's: for
   // helper threads that must not preempt it.
   const cpu_set_t& helper_cpus() const { return helper_cpus_; }
@@ -95,7 +94,6 @@ class CudaWorkload final : public Workload {
 
   std::optional<WindowSpec> pending_;
   Mhz card_mhz_ = 0;
-  std::vector<int> block_sms_;
   cpu_set_t helper_cpus_{};
 };
 

@@ -19,7 +19,7 @@ EmulatedWorkload::EmulatedWorkload(std::unique_ptr<CudaWorkload> gpu, const Emul
   *signal_.host_flag = 0;
   check_cuda(cudaMalloc(&signal_.device_flag, sizeof(unsigned)), "allocating");
   check_cuda(cudaMalloc(&signal_.flip_seen_ns, sizeof(unsigned long long)), "allocating");
-  check_cuda(cudaMalloc(&signal_.switch_iterations, sizeof(int) * sms), "allocating");
+  check_cuda(cudaMalloc(&signal_.switch_ns, sizeof(unsigned long long) * sms), "allocating");
   emulated_clock_ = gpu_->card_mhz();
 }
 
@@ -28,7 +28,7 @@ EmulatedWorkload::~EmulatedWorkload() {
   gpu_.reset();  // its destructor waits for the last window, which uses the words below
   cudaFree(signal_.device_flag);
   cudaFree(signal_.flip_seen_ns);
-  cudaFree(signal_.switch_iterations);
+  cudaFree(signal_.switch_ns);
   if (signal_.host_flag) cudaFreeHost(const_cast<unsigned*>(signal_.host_flag));
 }
 
@@ -49,6 +49,7 @@ double EmulatedWorkload::stretched(std::int64_t fmas, Mhz clock) const {
 Nanos EmulatedWorkload::launch(const WindowSpec& spec) {
   pending_ = spec;
   pending_target_ = 0;
+  signal_.phase_salt = static_cast<int>(rng_() & 15);
   return gpu_->launch(spec, stretched(spec.iteration_fmas, emulated_clock_), signal_);
 }
 
@@ -88,13 +89,23 @@ WindowRecords EmulatedWorkload::collect() {
   pending_.reset();
   join_flipper();
   if (pending_target_) {
-    truth_ = emulated_truth(out);
+    truth_ = emulated_truth();
     emulated_clock_ = pending_target_;
   }
   return out;
 }
 
-std::optional<SwitchTruth> EmulatedWorkload::emulated_truth(const WindowRecords& records) {
+std::optional<Nanos> in_effect_on_every_sm(const std::vector<unsigned long long>& switch_ns) {
+  if (switch_ns.empty()) return std::nullopt;
+  unsigned long long last = 0;
+  for (unsigned long long t : switch_ns) {
+    if (t == 0) return std::nullopt;  // an SM never took it up
+    last = std::max(last, t);
+  }
+  return static_cast<Nanos>(last);
+}
+
+std::optional<SwitchTruth> EmulatedWorkload::emulated_truth() {
   const Nanos flipped = flipped_at_;
   if (flipped <= 0) return std::nullopt;  // no flip was scheduled in this window
   SwitchTruth truth{static_cast<double>(flipped - requested_at_) / 1e6};
@@ -105,21 +116,11 @@ std::optional<SwitchTruth> EmulatedWorkload::emulated_truth(const WindowRecords&
   unsigned long long seen_ns = 0;
   check_cuda(cudaMemcpy(&seen_ns, signal_.flip_seen_ns, sizeof seen_ns, cudaMemcpyDeviceToHost), "copying");
   if (seen_ns > 0) em.seen_gpu_ns = static_cast<Nanos>(seen_ns);
-  // Blocks wrote by block index; the records are by SM id.
-  const std::vector<int>& smids = gpu_->block_sms();
-  std::vector<int> switched(smids.size());
-  check_cuda(cudaMemcpy(switched.data(), signal_.switch_iterations, switched.size() * sizeof(int),
+  std::vector<unsigned long long> switched(static_cast<std::size_t>(gpu_->info().sm_count));
+  check_cuda(cudaMemcpy(switched.data(), signal_.switch_ns, switched.size() * sizeof(unsigned long long),
                         cudaMemcpyDeviceToHost),
              "copying");
-  Nanos last = 0;
-  for (std::size_t b = 0; b < smids.size(); ++b) {
-    const SmRecords& r = records.sms[static_cast<std::size_t>(smids[b])];
-    if (switched[b] < 0) return truth;  // an SM never took it up: no in-effect time
-    Nanos start = r.first_start_ns;
-    for (int i = 0; i < switched[b]; ++i) start += r.duration_ns[static_cast<std::size_t>(i)];
-    last = std::max(last, start);
-  }
-  em.in_effect_gpu_ns = last;
+  em.in_effect_gpu_ns = in_effect_on_every_sm(switched);
   return truth;
 }
 

@@ -11,6 +11,7 @@
 #include <optional>
 #include <random>
 #include <thread>
+#include <vector>
 
 #include "backends/cuda/cuda_workload.hpp"
 #include "core/clock_control.hpp"
@@ -22,6 +23,10 @@ struct Emulation {
   double max_latency_ms = 50;
   std::uint64_t seed = 1;
 };
+
+// When an emulated switch was in effect on every SM: the latest of the
+// per-SM times the kernel recorded; empty if an SM never took it up.
+std::optional<Nanos> in_effect_on_every_sm(const std::vector<unsigned long long>& switch_ns);
 
 class EmulatedWorkload final : public Workload {
  public:
@@ -40,8 +45,8 @@ class EmulatedWorkload final : public Workload {
   // FMAs that last at the card's clock what `fmas` would at `clock`.
   double stretched(std::int64_t fmas, Mhz clock) const;
   void join_flipper();
-  // When the emulated switch took effect on every SM, and the rest of its truth.
-  std::optional<SwitchTruth> emulated_truth(const WindowRecords& records);
+  // The truth of the window's emulated switch.
+  std::optional<SwitchTruth> emulated_truth();
 
   std::unique_ptr<CudaWorkload> gpu_;
   Emulation emulation_;

@@ -25,7 +25,8 @@ __device__ __forceinline__ unsigned load_volatile(const unsigned* p) {
 }
 
 // A dependent chain: each FMA needs the previous result, so an iteration is
-// a fixed number of cycles. Unrolled by 8 inside a run-time loop (SPEC §4).
+// a fixed number of cycles. Unrolled by 8 inside a run-time loop (SPEC §4);
+// `fmas` is a multiple of 8.
 __device__ __forceinline__ float fma_chain(float x, int fmas) {
   for (int i = 0; i < fmas; i += 8) {
 #pragma unroll
@@ -70,15 +71,22 @@ __global__ void window_kernel(WindowKernelArgs a) {
   std::uint32_t* out_cycles = a.cycles + blockIdx.x * a.iterations;
   // Emulation reads the broadcast word as an iteration starts and applies it
   // to the next one, so the load's latency hides behind the chain: emulated
-  // iterations last what plain ones do, and the first one at the target's
-  // length is as clean as the rest (reading it on the critical path made that
-  // one up to 3 ticks long on the H200).
+  // iterations last what plain ones do (reading it on the critical path made
+  // the first target iteration up to 3 ticks long on the H200). That next
+  // iteration is mixed, as under a real clock change: k/16 of it at the
+  // initial length, the rest at the target's, with the switch dated between.
   int fmas = a.fmas;
-  long long switched_at = -1;
+  unsigned long long switched_ns = 0;
+  const int k = (static_cast<int>(blockIdx.x) * 5 + a.phase_salt) & 15;
   for (long long i = 0; i < a.iterations; ++i) {
     const unsigned word = emulating ? load_volatile(a.device_flag) : 0u;
-    if (fmas != a.fmas && switched_at < 0) switched_at = i;
-    x = fma_chain(x, fmas);
+    if (fmas != a.fmas && switched_ns == 0) {
+      x = fma_chain(x, a.fmas * k / 16 / 8 * 8);
+      switched_ns = global_timer();
+      x = fma_chain(x, fmas * (16 - k) / 16 / 8 * 8);
+    } else {
+      x = fma_chain(x, fmas);
+    }
     const unsigned long long now = global_timer();
     const long long now_cycles = clock64();
     if (recorder) {
@@ -90,7 +98,7 @@ __global__ void window_kernel(WindowKernelArgs a) {
     fmas = word ? static_cast<int>(word) : a.fmas;
   }
   if (x == 12345.678f) a.smids[blockIdx.x] = -1;  // keeps the chain alive
-  if (recorder && emulating) a.switch_iterations[blockIdx.x] = static_cast<int>(switched_at);
+  if (recorder && emulating) a.switch_ns[blockIdx.x] = switched_ns;
   if (recorder && blockIdx.x == 0) done = 1;
 }
 

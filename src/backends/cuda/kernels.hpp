@@ -20,9 +20,12 @@ struct WindowKernelArgs {
   volatile unsigned* host_flag = nullptr;
   unsigned* device_flag = nullptr;          // device word block 0 broadcasts through
   unsigned long long* flip_seen_ns = nullptr;  // device: when block 0 saw the host flip
-  // Per block: the first recorded iteration run at the target's length, -1
-  // if none. Its start is when the emulated switch took effect on that SM.
-  int* switch_iterations = nullptr;
+  // Per block: the %globaltimer at which the emulated switch took effect on
+  // that SM, 0 if it never did. The switch lands inside an iteration, at
+  // k/16 of it (k from `phase_salt` and the block), as a real clock change
+  // lands at a random point of each SM's iteration.
+  unsigned long long* switch_ns = nullptr;
+  int phase_salt = 0;
 };
 
 // One block per SM (dynamic shared memory keeps a second out), `warps` warps
