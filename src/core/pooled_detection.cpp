@@ -135,6 +135,8 @@ struct SmState {
   double initial_mean = 0, target_mean = 0;
   // The change point, where found.
   std::int64_t off = -1;   // the iteration the change fell in; -1: not placed
+  // Times after the request, in ns: as doubles, absolute GPU times (near 2^61
+  // on the H200) would keep only 256 ns.
   double change_ns = 0;
   double change_sd_ns = 0;
   double departure_ns = 0;
@@ -164,19 +166,27 @@ class PooledScan {
   }
   std::int64_t earliest_significant(double z) const {
     for (std::size_t k = sum_.size(); k-- > 0;)
-      if (count_[k] > 0 && std::abs(sum_[k]) / std::sqrt(static_cast<double>(count_[k])) > z)
-        return static_cast<std::int64_t>(k);
+      if (significant(k, z)) return static_cast<std::int64_t>(k);
     return -1;
   }
   std::int64_t latest_significant(double z) const {
     for (std::size_t k = 0; k < sum_.size(); ++k)
-      if (count_[k] > 0 && std::abs(sum_[k]) / std::sqrt(static_cast<double>(count_[k])) > z)
-        return static_cast<std::int64_t>(k);
+      if (significant(k, z)) return static_cast<std::int64_t>(k);
     return -1;
   }
-  double bin_end(std::int64_t k) const { return static_cast<double>(end_) - static_cast<double>(k) * width_; }
+  Nanos bin_end(std::int64_t k) const { return end_ - std::llround(static_cast<double>(k) * width_); }
 
  private:
+  // Pooled z beyond `z`, and a mean residual beyond one boundary's own
+  // noise: the SMs share the timer, so a tiny offset common to all of them
+  // is the timer's, however many SMs see it.
+  bool significant(std::size_t k, double z) const {
+    if (count_[k] == 0) return false;
+    const auto n = static_cast<double>(count_[k]);
+    return std::abs(sum_[k]) / std::sqrt(n) > z && std::abs(sum_[k]) / n > 1;
+  }
+
+
   Nanos end_;
   double width_;
   std::vector<double> sum_;
@@ -205,16 +215,19 @@ double best_change_point(const std::vector<std::pair<double, double>>& window, d
   return best_x;
 }
 
-// Whether the per-SM differences of two rates differ from zero, pooled: the
-// median against its standard error from the median absolute deviation, so
-// the power grows with the number of SMs and one odd SM does not decide.
-bool rate_changes(const std::vector<double>& differences, double z) {
+// Whether the per-SM differences of two rates exceed `relevant` (ns per
+// iteration), pooled: the median against its standard error from the median
+// absolute deviation, so the power grows with the number of SMs and one odd
+// SM does not decide. The SMs share the timer too, so a difference far below
+// any clock step, common to all of them, is the timer's and never counts.
+bool rate_changes(const std::vector<double>& differences, double relevant, double z) {
   if (differences.size() < 2) return false;
   const double mid = median(differences);
   std::vector<double> deviations;
   for (double x : differences) deviations.push_back(std::abs(x - mid));
   const double se = 1.2533 * 1.4826 * median(deviations) / std::sqrt(static_cast<double>(differences.size()));
-  return se > 0 && std::abs(mid) / se > z;
+  const double excess = std::abs(mid) - relevant;
+  return excess > 0 && (se <= 0 || excess / se > z);
 }
 
 // Long iterations on one SM are interrupts: they move that SM's later
@@ -246,7 +259,7 @@ void remove_interrupts(std::vector<SmState>& sms, double global_share) {
 // boundaries finds the block; a fine scan over every boundary there, in bins
 // of one target iteration, the iteration. Empty when no bin after the
 // request is significant.
-std::optional<double> latest_departure_from_final(const std::vector<SmState>& sms, double sigma, double slope,
+std::optional<Nanos> latest_departure_from_final(const std::vector<SmState>& sms, double sigma, double slope,
                                                   Nanos end, Nanos request, double z) {
   const double coarse_width = static_cast<double>(Boundaries::kBlock) * slope;
   const auto horizon = static_cast<double>(end - request);
@@ -260,7 +273,7 @@ std::optional<double> latest_departure_from_final(const std::vector<SmState>& sm
   const std::int64_t kc = coarse.latest_significant(z);
   // The change lies within a block after the latest significant coarse bin.
   Nanos hi = kc < 0 ? request + static_cast<Nanos>(2 * coarse_width)
-                    : static_cast<Nanos>(coarse.bin_end(kc) + coarse_width);
+                    : coarse.bin_end(kc) + static_cast<Nanos>(coarse_width);
   hi = std::min(hi, end);
   const Nanos lo = std::max(request, hi - static_cast<Nanos>(3 * coarse_width));
   PooledScan fine(hi, slope, static_cast<std::size_t>(static_cast<double>(hi - lo) / slope) + 2);
@@ -274,7 +287,7 @@ std::optional<double> latest_departure_from_final(const std::vector<SmState>& sm
   }
   const std::int64_t kf = fine.latest_significant(z);
   if (kf >= 0) return fine.bin_end(kf);
-  if (kc >= 0) return static_cast<double>(hi);
+  if (kc >= 0) return hi;
   return std::nullopt;
 }
 
@@ -343,7 +356,8 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
     if (half < 2) continue;
     settling.push_back(fit_line(st.e, st.initial.i0, st.initial.i0 + half).b - fit_line(st.e, st.first - half, st.first).b);
   }
-  if (rate_changes(settling, s.z)) return failed(MeasurementOutcome::initial_not_held);
+  if (rate_changes(settling, s.relevant_rate_share * initial_tol_ns, s.z))
+    return failed(MeasurementOutcome::initial_not_held);
   if (std::abs(target_offset) > target_tol_ns) return failed(MeasurementOutcome::not_captured);
   // A boundary's own noise (the timer tick and jitter), from the final segments.
   const double sigma = std::max(1.0, median(noises));
@@ -351,10 +365,10 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
   // Pass 1 finds the change against lines fitted on the window's tail;
   // pass 2 refits each final line on everything after it, so the lines are
   // exact near the change, and finds it again.
-  std::optional<double> settled = latest_departure_from_final(sms, sigma, slope, end, request_gpu_ns, s.z);
+  std::optional<Nanos> settled = latest_departure_from_final(sms, sigma, slope, end, request_gpu_ns, s.z);
   if (!settled) return failed(MeasurementOutcome::initial_not_held);  // never off the final line: no change seen
   for (auto& st : sms) {
-    const std::int64_t from = st.e.first_at_or_after(static_cast<Nanos>(*settled + 2 * slope));
+    const std::int64_t from = st.e.first_at_or_after(*settled + static_cast<Nanos>(2 * slope));
     if (st.e.last() - from >= 2 * s.min_confirmation_iterations) st.final = fit_line(st.e, from, st.e.last());
   }
   settled = latest_departure_from_final(sms, sigma, slope, end, request_gpu_ns, s.z);
@@ -362,10 +376,11 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
 
   // The clock ratio across the last change is the same on every SM: pooled
   // over the iterations just before the settled bin, it is exact.
-  const double settled_at = *settled;
+  const Nanos settled_at = *settled;
+  const auto after = [&](double iterations) { return settled_at + std::llround(iterations * slope); };
   std::vector<double> ratios;
   for (auto& st : sms) {
-    const std::int64_t to = st.e.first_at_or_after(static_cast<Nanos>(settled_at - slope)) - 1;
+    const std::int64_t to = st.e.first_at_or_after(after(-1)) - 1;
     const std::int64_t from = to - s.points_per_sm;
     if (from < st.first || to > st.e.last()) continue;
     ratios.push_back(static_cast<double>(st.e.at(to) - st.e.at(from)) / static_cast<double>(to - from) / st.final.b);
@@ -382,8 +397,8 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
     const double step = st.final.b * (1 - ratio);
     if (std::abs(step) <= sigma / 4) continue;  // this SM cannot place it
     const std::int64_t from =
-        std::max(st.first, st.e.first_at_or_after(static_cast<Nanos>(settled_at - (s.points_per_sm + 1) * slope)));
-    const std::int64_t to = std::min(st.e.last(), st.e.first_at_or_after(static_cast<Nanos>(settled_at + 3 * slope)));
+        std::max(st.first, st.e.first_at_or_after(after(-static_cast<double>(s.points_per_sm + 1))));
+    const std::int64_t to = std::min(st.e.last(), st.e.first_at_or_after(after(3)));
     if (to <= from) continue;
     window.clear();
     Nanos t = st.e.at(from);
@@ -393,7 +408,8 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
     }
     std::size_t used = 0;
     const double best_x = best_change_point(window, step, used);
-    st.change_ns = static_cast<double>(st.final.t0) + st.final.a + st.final.b * (best_x - static_cast<double>(st.final.i0));
+    st.change_ns = static_cast<double>(st.final.t0 - request_gpu_ns) + st.final.a +
+                   st.final.b * (best_x - static_cast<double>(st.final.i0));
     st.change_sd_ns = std::min(st.final.b, sigma * st.final.b / std::abs(step) /
                                                std::sqrt(static_cast<double>(std::max<std::size_t>(1, used))));
     st.off = static_cast<std::int64_t>(best_x);
@@ -415,12 +431,13 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
   const double pick_quantile = 1 - (static_cast<double>(k) / 2 + 0.5) / static_cast<double>(changed.size());
   const double selection_bias = noise * normal_quantile(pick_quantile);
   const double arrival = std::max(changed[changed.size() / 2]->change_ns, pick->change_ns - selection_bias);
+  const Nanos arrival_at = request_gpu_ns + std::llround(arrival);
 
   // The segment after the arrival: long enough on every SM, and homogeneous
   // (its rate just after the arrival equals its rate at the end, across SMs).
   std::vector<double> slope_changes;
   for (const auto& st : sms) {
-    const std::int64_t a = st.e.first_at_or_after(static_cast<Nanos>(std::ceil(arrival)));
+    const std::int64_t a = st.e.first_at_or_after(arrival_at + 1);
     const std::int64_t left = st.e.last() - a;
     if (left < s.min_confirmation_iterations) return failed(MeasurementOutcome::not_captured);
     const std::int64_t len = std::min(s.line_iterations, left / 2);
@@ -428,7 +445,8 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
     const Line late = fit_line(st.e, st.e.last() - len, st.e.last());
     slope_changes.push_back(early.b - late.b);
   }
-  if (rate_changes(slope_changes, s.z)) return failed(MeasurementOutcome::not_confirmed);
+  if (rate_changes(slope_changes, s.relevant_rate_share * target_tol_ns, s.z))
+    return failed(MeasurementOutcome::not_confirmed);
 
   // Departure: when the records first left their SMs' initial lines (the
   // earliest significant bin of a pooled scan from t_s); then per SM the
@@ -439,20 +457,20 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
     for (const auto& st : sms) b += st.initial.b / count;
     return b;
   }();
-  PooledScan forward(static_cast<Nanos>(arrival), initial_slope,
-                     static_cast<std::size_t>((arrival - static_cast<double>(request_gpu_ns)) / initial_slope) + 2);
+  PooledScan forward(arrival_at, initial_slope, static_cast<std::size_t>(arrival / initial_slope) + 2);
   for (const auto& st : sms) {
     std::int64_t i = st.first;
-    for (Nanos t = st.e.at(i); static_cast<double>(t) <= arrival && i < st.e.last(); t += st.e.duration(i), ++i)
+    for (Nanos t = st.e.at(i); t <= arrival_at && i < st.e.last(); t += st.e.duration(i), ++i)
       forward.add(t, st.initial.residual(i, t) / (sigma * st.initial.spread(i)));
   }
   const std::int64_t kd = forward.earliest_significant(s.z);
   // Mirrored: after the departure each boundary leads or lags the initial
   // line by the first step's rate per iteration since; before it none does.
-  const double left_at = kd >= 0 ? forward.bin_end(kd + 1) : static_cast<double>(request_gpu_ns);
+  const Nanos left_at = kd >= 0 ? forward.bin_end(kd + 1) : request_gpu_ns;
+  const auto since_left = [&](double iterations) { return left_at + std::llround(iterations * initial_slope); };
   std::vector<double> after_ratios;
   for (const auto& st : sms) {
-    const std::int64_t from = st.e.first_at_or_after(static_cast<Nanos>(left_at + 2 * initial_slope));
+    const std::int64_t from = st.e.first_at_or_after(since_left(2));
     const std::int64_t to = from + s.points_per_sm;
     if (from < st.first || to > st.e.last()) continue;
     after_ratios.push_back(static_cast<double>(st.e.at(to) - st.e.at(from)) / static_cast<double>(to - from) / st.initial.b);
@@ -462,9 +480,9 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
   for (auto& st : sms) {
     st.departure_ns = arrival;
     const double step = st.initial.b * (after_ratio - 1);
-    const std::int64_t from = std::max(st.first, st.e.first_at_or_after(static_cast<Nanos>(left_at - 3 * initial_slope)));
+    const std::int64_t from = std::max(st.first, st.e.first_at_or_after(since_left(-3)));
     const std::int64_t to =
-        std::min(st.e.last(), st.e.first_at_or_after(static_cast<Nanos>(left_at + (s.points_per_sm + 1) * initial_slope)));
+        std::min(st.e.last(), st.e.first_at_or_after(since_left(static_cast<double>(s.points_per_sm + 1))));
     if (std::abs(step) > sigma / 4 && to > from) {
       window.clear();
       Nanos t = st.e.at(to);
@@ -474,7 +492,7 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
       }
       std::size_t used = 0;
       const double x = -best_change_point(window, -step, used);
-      st.departure_ns = static_cast<double>(st.initial.t0) + st.initial.a +
+      st.departure_ns = static_cast<double>(st.initial.t0 - request_gpu_ns) + st.initial.a +
                         st.initial.b * (x - static_cast<double>(st.initial.i0));
     }
     departures.push_back(std::min(st.departure_ns, arrival));
@@ -483,7 +501,7 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
 
   Measurement m;
   m.outcome = MeasurementOutcome::accepted;
-  m.switching_ms = (arrival - static_cast<double>(request_gpu_ns)) / 1e6;
+  m.switching_ms = arrival / 1e6;
   m.transition_ms = std::max(0.0, arrival - departure) / 1e6;
   m.accepted_sms = static_cast<int>(changed.size());
   m.max_sm = pick->sm;
@@ -501,8 +519,8 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
     SmDetection d;
     d.sm = st.sm;
     d.outcome = st.off >= 0 ? SmOutcome::accepted : SmOutcome::no_candidate;
-    d.arrival_ns = static_cast<Nanos>(std::llround(st.change_ns));
-    d.departure_ns = static_cast<Nanos>(std::llround(st.departure_ns));
+    d.arrival_ns = request_gpu_ns + std::llround(st.change_ns);
+    d.departure_ns = request_gpu_ns + std::llround(st.departure_ns);
     m.per_sm.push_back(d);
   }
   return m;

@@ -22,6 +22,9 @@ namespace latest {
 
 struct PooledSettings {
   double z = 6;                          // significance of a pooled bin (thousands of bins are scanned)
+  // A rate change smaller than this share of the tolerance (half the step
+  // to the nearest clock) is no change: far below any clock step.
+  double relevant_rate_share = 0.1;
   double boundary_z = 4;                 // a single boundary clearly off its line
   int coarse_stride = 32;                // boundaries per SM between coarse-scan points
   std::int64_t line_iterations = 500;    // boundaries fitted for a segment's line

@@ -20,9 +20,10 @@ EngineSettings selftest_engine_settings(const std::vector<Mhz>& clocks, const Se
   s.clocks = clocks;
   s.pairs = ordered_pairs(clocks);
   s.min_measurements = s.max_measurements = st.measurements;
-  // L's range is known, so no pilot: the capture holds the longest L.
+  // L's range is known, so no pilot: the capture holds the longest L, and a
+  // switch it misses is a failure, not a reason for longer windows.
   s.plan.capture_ms = st.max_latency_ms * 1.5 + 5;
-  s.plan.max_capture_ms = std::max(s.plan.max_capture_ms, *s.plan.capture_ms);
+  s.plan.max_capture_ms = *s.plan.capture_ms;
   s.plan.iteration_fmas = st.iteration_fmas;
   s.save_traces = st.save_traces;
   s.detector = st.detector;

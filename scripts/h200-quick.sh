@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# A short guarded check on the lent H200 (the caller runs the guard first):
+# build, then selftests bounded in time, each reporting per pair how many
+# measurements it took and why attempts failed. Results tarred into $OUT.
+set -uo pipefail
+out=${OUT:?set OUT}
+bin=build-h200/latest
+export LATEST_GUARD_LOG="$out/guard-refusals.log"
+log="$out/run.log"
+step() { echo "== $(date -u +%T) $*"; }
+pairs() { python3 - "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1] + "/manifest.json"))
+print("status", d.get("status"), "detector", d.get("detector"))
+for p in d.get("pairs", []):
+    print(p["init_mhz"], "->", p["target_mhz"], p["status"], "n", p.get("measurements"), "windows", p.get("windows"),
+          "failed", p.get("failed"), "host s", round(p.get("host_cpu_seconds", 0), 2), "gpu s", round(p.get("gpu_seconds", 0), 1))
+PY
+}
+selftest() {  # name timeout args...
+  local name=$1 limit=$2; shift 2
+  step selftest $name: "$@"
+  timeout "$limit" $bin selftest --output "$name" "$@" 2>&1 | grep -v "^\[" | tail -12; echo "rc=${PIPESTATUS[0]}"
+  [ -f "$name/manifest.json" ] && pairs "$name"
+  tar -rf "$out/selftests.tar" "$name" 2>/dev/null
+}
+{
+  date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.applications.graphics --format=csv
+  step build
+  cmake -S . -B build-h200 -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DLATEST_BUILD_BENCHMARKS=OFF >/dev/null \
+    && cmake --build build-h200 -j16 --target latest gpu_tests 2>&1 | tail -2
+} > "$log" 2>&1
+[ -x "$bin" ] || { tail -n 40 "$log"; exit 1; }
+for run in "$@"; do eval "selftest $run" >> "$log" 2>&1; done
+gzip -f "$out/selftests.tar"
+cat "$log"
