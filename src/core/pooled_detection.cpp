@@ -374,62 +374,71 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
   settled = latest_departure_from_final(sms, sigma, slope, end, request_gpu_ns, s.z);
   if (!settled) return failed(MeasurementOutcome::initial_not_held);
 
-  // The clock ratio across the last change is the same on every SM: pooled
-  // over the iterations just before the settled bin, it is exact.
-  const Nanos settled_at = *settled;
-  const auto after = [&](double iterations) { return settled_at + std::llround(iterations * slope); };
-  std::vector<double> ratios;
-  for (auto& st : sms) {
-    const std::int64_t to = st.e.first_at_or_after(after(-1)) - 1;
-    const std::int64_t from = to - s.points_per_sm;
-    if (from < st.first || to > st.e.last()) continue;
-    ratios.push_back(static_cast<double>(st.e.at(to) - st.e.at(from)) / static_cast<double>(to - from) / st.final.b);
-  }
-  if (ratios.empty()) return failed(MeasurementOutcome::not_captured);
-  const double ratio = median(ratios);
-
   // Per SM, the change point x (in iterations) that best explains the
-  // residuals of the boundaries around the settled bin: before x each lags
-  // the final line by `step` per iteration still to go, after x none does.
-  std::vector<SmState*> changed;
+  // residuals of the boundaries around a time: before x each lags the final
+  // line by `step` per iteration still to go, after x none does. The clock
+  // ratio across the change, which sets `step`, is the same on every SM:
+  // pooled from the iterations just before each SM's change, it is exact.
+  // Pass 1 centres every SM on the settled bin; pass 2 on the SM's own
+  // change, since SMs can take it up at different moments (emulated
+  // switching reads a flag at each SM's own iteration boundary).
   std::vector<std::pair<double, double>> window;  // boundary index, residual
-  for (auto& st : sms) {
-    const double step = st.final.b * (1 - ratio);
-    if (std::abs(step) <= sigma / 4) continue;  // this SM cannot place it
-    const std::int64_t from =
-        std::max(st.first, st.e.first_at_or_after(after(-static_cast<double>(s.points_per_sm + 1))));
-    const std::int64_t to = std::min(st.e.last(), st.e.first_at_or_after(after(3)));
-    if (to <= from) continue;
-    window.clear();
-    Nanos t = st.e.at(from);
-    for (std::int64_t i = from; i <= to; ++i) {
-      window.emplace_back(static_cast<double>(i), st.final.residual(i, t));
-      if (i < st.e.last()) t += st.e.duration(i);
+  const auto at = [&](double after_request) -> Nanos { return request_gpu_ns + std::llround(after_request); };
+  const auto centre = [&](const SmState& st, bool own) {
+    return own ? at(st.change_ns) : *settled;
+  };
+  std::vector<SmState*> changed;
+  for (const bool own : {false, true}) {
+    std::vector<double> ratios;
+    for (const auto& st : sms) {
+      if (own && st.off < 0) continue;
+      const std::int64_t to = st.e.first_at_or_after(centre(st, own) - std::llround(slope)) - 1;
+      const std::int64_t from = to - s.points_per_sm;
+      if (from < st.first || to > st.e.last()) continue;
+      ratios.push_back(static_cast<double>(st.e.at(to) - st.e.at(from)) / static_cast<double>(to - from) / st.final.b);
     }
-    std::size_t used = 0;
-    const double best_x = best_change_point(window, step, used);
-    st.change_ns = static_cast<double>(st.final.t0 - request_gpu_ns) + st.final.a +
-                   st.final.b * (best_x - static_cast<double>(st.final.i0));
-    st.change_sd_ns = std::min(st.final.b, sigma * st.final.b / std::abs(step) /
-                                               std::sqrt(static_cast<double>(std::max<std::size_t>(1, used))));
-    st.off = static_cast<std::int64_t>(best_x);
-    changed.push_back(&st);
+    if (ratios.empty()) return failed(MeasurementOutcome::not_captured);
+    const double ratio = median(ratios);
+    changed.clear();
+    for (auto& st : sms) {
+      if (own && st.off < 0) continue;
+      const double step = st.final.b * (1 - ratio);
+      const Nanos c = centre(st, own);
+      const double before = st.final.b * ratio;
+      st.off = -1;
+      if (std::abs(step) <= sigma / 4) continue;  // this SM cannot place it
+      const std::int64_t from = std::max(
+          st.first, st.e.first_at_or_after(c - std::llround(static_cast<double>(s.points_per_sm + 1) * before)));
+      const std::int64_t to = std::min(st.e.last(), st.e.first_at_or_after(c + std::llround(3 * slope)));
+      if (to <= from) continue;
+      window.clear();
+      Nanos t = st.e.at(from);
+      for (std::int64_t i = from; i <= to; ++i) {
+        window.emplace_back(static_cast<double>(i), st.final.residual(i, t));
+        if (i < st.e.last()) t += st.e.duration(i);
+      }
+      std::size_t used = 0;
+      const double best_x = best_change_point(window, step, used);
+      st.change_ns = static_cast<double>(st.final.t0 - request_gpu_ns) + st.final.a +
+                     st.final.b * (best_x - static_cast<double>(st.final.i0));
+      st.change_sd_ns = std::min(st.final.b, sigma * st.final.b / std::abs(step) /
+                                                 std::sqrt(static_cast<double>(std::max<std::size_t>(1, used))));
+      st.off = static_cast<std::int64_t>(best_x);
+      changed.push_back(&st);
+    }
   }
   if (changed.empty()) return failed(MeasurementOutcome::not_confirmed);
   std::sort(changed.begin(), changed.end(),
             [](const SmState* a, const SmState* b) { return a->change_ns < b->change_ns; });
-  // The latest SMs set the arrival (a late group of SMs is the truth), less
-  // what picking the latest of noisy change points adds where all SMs
-  // changed together; never earlier than the median SM.
-  const auto k = static_cast<std::size_t>(
-      std::clamp<double>(std::round(s.latest_share * count), 1, static_cast<double>(changed.size())));
-  const std::size_t first_latest = changed.size() - k;
-  const SmState* pick = changed[first_latest + k / 2];
+  // Every SM runs at the target from the latest SM's change on: the
+  // latest change point sets the arrival, less what picking the latest of
+  // noisy change points adds where all SMs changed together; never earlier
+  // than the median SM.
+  const SmState* pick = changed.back();
   std::vector<double> own_sd;
   for (const auto* st : changed) own_sd.push_back(st->change_sd_ns);
   const double noise = median(own_sd);
-  const double pick_quantile = 1 - (static_cast<double>(k) / 2 + 0.5) / static_cast<double>(changed.size());
-  const double selection_bias = noise * normal_quantile(pick_quantile);
+  const double selection_bias = noise * normal_quantile(1 - 1.0 / static_cast<double>(changed.size() + 1));
   const double arrival = std::max(changed[changed.size() / 2]->change_ns, pick->change_ns - selection_bias);
   const Nanos arrival_at = request_gpu_ns + std::llround(arrival);
 
@@ -437,7 +446,7 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
   // (its rate just after the arrival equals its rate at the end, across SMs).
   std::vector<double> slope_changes;
   for (const auto& st : sms) {
-    const std::int64_t a = st.e.first_at_or_after(arrival_at + 1);
+    const std::int64_t a = st.e.first_at_or_after(std::max(arrival_at, st.off >= 0 ? at(st.change_ns) : arrival_at) + 1);
     const std::int64_t left = st.e.last() - a;
     if (left < s.min_confirmation_iterations) return failed(MeasurementOutcome::not_captured);
     const std::int64_t len = std::min(s.line_iterations, left / 2);
@@ -506,15 +515,8 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
   m.accepted_sms = static_cast<int>(changed.size());
   m.max_sm = pick->sm;
   m.sm_spread_ms = (changed.back()->change_ns - changed.front()->change_ns) / 1e6;
-  // The change points that set the arrival: their spread and each one's own noise.
-  std::vector<double> latest;
-  double own = 0;
-  for (std::size_t i = first_latest; i < changed.size(); ++i) {
-    latest.push_back(changed[i]->change_ns);
-    own += changed[i]->change_sd_ns / static_cast<double>(k);
-  }
-  const double spread = latest.size() > 1 ? moments_of(latest).sd : 0.0;
-  m.uncertainty_us = std::sqrt(own * own + spread * spread) / std::sqrt(static_cast<double>(k)) / 1e3;
+  // The latest SM's own precision, and what the correction for picking it may miss.
+  m.uncertainty_us = std::hypot(pick->change_sd_ns, selection_bias / 2) / 1e3;
   for (const auto& st : sms) {
     SmDetection d;
     d.sm = st.sm;

@@ -9,11 +9,13 @@
 //   clock reached the target for good, every SM's residual has the same sign,
 //   so the pooled residual of all SMs in one time bin is a z statistic whose
 //   power grows with the number of SMs;
-// - the arrival is where the last significant bin ends, refined per SM by
-//   the mixed iteration: a change inside an iteration of known lengths says
-//   where in it the change happened;
-// - the segment after the arrival must be homogeneous: its rate right after
-//   the arrival and at the window's end must agree, tested across SMs.
+// - the change is near where the last significant bin ends; per SM, a hinge
+//   fit of the residuals there (before the change they grow by a step per
+//   iteration that the pooled clock ratio fixes, after it they are zero)
+//   places it inside its mixed iteration; the latest SM's change is the
+//   arrival, since every SM must run at the target;
+// - the segment after each SM's change must be homogeneous: its rate right
+//   after the change and at the window's end must agree, tested across SMs.
 #include "core/calibration.hpp"
 #include "core/detection.hpp"
 #include "core/types.hpp"
@@ -37,9 +39,6 @@ struct PooledSettings {
   double global_share = 0.25;
   // Boundaries per SM, the latest off the final line, that each place the change.
   std::int64_t points_per_sm = 8;
-  // Share of SMs whose change points make the arrival (the latest ones):
-  // a GPC is about 1/8 of the SMs, so the latest group is always among them.
-  double latest_share = 1.0 / 16;
 };
 
 // Both the initial and target calibrations identify the segments; the
