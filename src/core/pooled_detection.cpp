@@ -388,17 +388,27 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
     return own ? at(st.change_ns) : *settled;
   };
   std::vector<SmState*> changed;
+  std::int64_t points = s.points_per_sm;
   for (const bool own : {false, true}) {
-    std::vector<double> ratios;
-    for (const auto& st : sms) {
-      if (own && st.off < 0) continue;
-      const std::int64_t to = st.e.first_at_or_after(centre(st, own) - std::llround(slope)) - 1;
-      const std::int64_t from = to - s.points_per_sm;
-      if (from < st.first || to > st.e.last()) continue;
-      ratios.push_back(static_cast<double>(st.e.at(to) - st.e.at(from)) / static_cast<double>(to - from) / st.final.b);
-    }
-    if (ratios.empty()) return failed(MeasurementOutcome::not_captured);
-    const double ratio = median(ratios);
+    // The iteration length over `span` iterations ending `gap` before the centre, over the final one.
+    const auto pooled_ratio = [&](std::int64_t gap, std::int64_t span) {
+      std::vector<double> ratios;
+      for (const auto& st : sms) {
+        if (own && st.off < 0) continue;
+        const std::int64_t to = st.e.first_at_or_after(centre(st, own) - std::llround(slope)) - 1 - gap;
+        const std::int64_t from = to - span;
+        if (from < st.initial.i0 || to > st.e.last()) continue;  // before t_s is the initial clock
+        ratios.push_back(static_cast<double>(st.e.at(to) - st.e.at(from)) / static_cast<double>(span) / st.final.b);
+      }
+      return median(ratios);
+    };
+    // A ramp step shorter than the fitted stretch would bend the hinge: then
+    // only the last few iterations before the change are used.
+    const std::int64_t half = s.points_per_sm / 2;
+    const double near = pooled_ratio(0, half), far = pooled_ratio(half, half);
+    if (std::isnan(near)) return failed(MeasurementOutcome::not_confirmed);
+    points = std::isnan(far) || std::abs(near - far) * slope > sigma ? half : s.points_per_sm;
+    const double ratio = points == half ? near : pooled_ratio(0, points);
     changed.clear();
     for (auto& st : sms) {
       if (own && st.off < 0) continue;
@@ -407,8 +417,8 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
       const double before = st.final.b * ratio;
       st.off = -1;
       if (std::abs(step) <= sigma / 4) continue;  // this SM cannot place it
-      const std::int64_t from = std::max(
-          st.first, st.e.first_at_or_after(c - std::llround(static_cast<double>(s.points_per_sm + 1) * before)));
+      const std::int64_t from =
+          std::max(st.initial.i0, st.e.first_at_or_after(c - std::llround(static_cast<double>(points + 1) * before)));
       const std::int64_t to = std::min(st.e.last(), st.e.first_at_or_after(c + std::llround(3 * slope)));
       if (to <= from) continue;
       window.clear();
@@ -433,11 +443,14 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
   // Every SM runs at the target from the latest SM's change on: the
   // latest change point sets the arrival, less what picking the latest of
   // noisy change points adds where all SMs changed together; never earlier
-  // than the median SM.
-  const SmState* pick = changed.back();
+  // than the median SM. A latest one that no other SM comes near (within
+  // four of its own sd) is one SM's misfit, not the clock: the next is used.
   std::vector<double> own_sd;
   for (const auto* st : changed) own_sd.push_back(st->change_sd_ns);
   const double noise = median(own_sd);
+  const SmState* pick = changed.back();
+  if (changed.size() > 2 && pick->change_ns - changed[changed.size() - 2]->change_ns > 4 * std::max(noise, pick->change_sd_ns))
+    pick = changed[changed.size() - 2];
   const double selection_bias = noise * normal_quantile(1 - 1.0 / static_cast<double>(changed.size() + 1));
   const double arrival = std::max(changed[changed.size() / 2]->change_ns, pick->change_ns - selection_bias);
   const Nanos arrival_at = request_gpu_ns + std::llround(arrival);

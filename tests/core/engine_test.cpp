@@ -65,7 +65,7 @@ double iteration_ms(const RunState& st, Mhz mhz) {
 // pooled detector (the default): median |error| within max(0.25 target
 // iteration, 1 µs) per pair, p99 within 2 target iterations, and never early
 // by more than one target iteration plus that measurement's sync
-// uncertainty; its transition latency within 2 iterations of the slower
+// uncertainty; its transition latency within 5 iterations of the slower
 // clock. The paper's detector, on the same records: never early by more
 // than the sync uncertainty plus two ticks, never late by more than 4 target
 // iterations plus that, median error between 1 and 2.5 target iterations
@@ -83,7 +83,7 @@ void expect_within_bounds(const RunState& st, const PairResult& r, bool paper_bo
     const double e = row.switching_ms - row.truth->switching_ms;
     EXPECT_GE(e, -(it + sync_ms)) << r.pair.init << "->" << r.pair.target;
     const double et = row.transition_ms - row.truth->transition_ms;
-    EXPECT_LE(std::abs(et), 2 * slow + sync_ms) << r.pair.init << "->" << r.pair.target;
+    EXPECT_LE(std::abs(et), 5 * slow + sync_ms) << r.pair.init << "->" << r.pair.target;
     errors.push_back(std::abs(e));
     EXPECT_GT(row.accepted_sms, 0);
     EXPECT_GE(row.call_ms, 0.1);
