@@ -9,6 +9,8 @@
 #include "core/accuracy.hpp"
 #include "core/detection.hpp"
 #include "core/engine.hpp"
+#include "core/planner.hpp"
+#include "core/pooled_detection.hpp"
 #include "core/statistics.hpp"
 
 namespace latest {
@@ -78,8 +80,61 @@ void BM_EngineAccuracyAndCost(benchmark::State& state) {
 }
 BENCHMARK(BM_EngineAccuracyAndCost)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
 
-// Host cost of detection alone on one default-size window.
-void BM_DetectSwitch(benchmark::State& state) {
+// Both detectors on the same windows (the engine accepts by the pooled one,
+// the paper's runs on every accepted window too): h200, seed 7, clocks 1980,
+// 1890 (a close pair, 6 steps), 1500 and 990 MHz, all 12 pairs, 40
+// measurements each. Errors in target iterations against the truth.
+void BM_DetectorsOnTheSameRecords(benchmark::State& state) {
+  for (auto _ : state) {
+    auto gpu = std::make_shared<sim::SimGpu>(sim::profile_named("h200"), 7);
+    sim::SimWorkload workload(gpu);
+    sim::SimClockControl clocks(gpu, 0);
+    EngineSettings s;
+    s.clocks = {1980, 1890, 1500, 990};
+    s.pairs = ordered_pairs(s.clocks);
+    s.min_measurements = s.max_measurements = 40;
+    Quiet quiet;
+    Engine engine(workload, clocks, s, quiet);
+    const RunState st = engine.run();
+    std::vector<double> pooled, paper, pooled_abs, paper_abs, pooled_us;
+    for (const auto& r : quiet.results) {
+      double it = 0;
+      for (const auto& c : st.calibrations)
+        if (c.mhz == r.pair.target && c.iteration_fmas == r.iteration_fmas) it = c.pooled.iteration.mean / 1e6;
+      for (const auto& row : r.rows) {
+        pooled.push_back((row.switching_ms - row.truth->switching_ms) / it);
+        pooled_abs.push_back(std::abs(pooled.back()));
+        pooled_us.push_back(std::abs(row.switching_ms - row.truth->switching_ms) * 1e3);
+        if (!row.paper_switching_ms) continue;
+        paper.push_back((*row.paper_switching_ms - row.truth->switching_ms) / it);
+        paper_abs.push_back(std::abs(paper.back()));
+      }
+    }
+    const auto put = [&](const char* name, const std::vector<double>& err, const std::vector<double>& abs_err) {
+      const Summary e = summarise(err), a = summarise(abs_err);
+      state.counters[std::string(name) + "_abs_p50"] = a.median;
+      state.counters[std::string(name) + "_abs_p99"] = a.p99;
+      state.counters[std::string(name) + "_abs_max"] = a.max;
+      state.counters[std::string(name) + "_earliest"] = e.min;
+      state.counters[std::string(name) + "_n"] = static_cast<double>(e.n);
+    };
+    put("pooled", pooled, pooled_abs);
+    put("paper", paper, paper_abs);
+    state.counters["pooled_abs_us_p50"] = quantile(pooled_us, 0.5);
+  }
+}
+BENCHMARK(BM_DetectorsOnTheSameRecords)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
+
+// One default-size window (132 SMs x 32768 iterations, 1980 -> 990 MHz) and
+// the calibrations, for the host cost of each detector alone.
+struct DetectionCase {
+  WindowRecords window;
+  Nanos request_gpu = 0;
+  ClockCalibration init, target;
+};
+
+DetectionCase detection_case() {
+  DetectionCase c;
   sim::SimGpu gpu(sim::profile_named("h200"), 3);
   gpu.launch({1024, 0, 32768});
   const auto cal_rec = gpu.collect();
@@ -94,14 +149,28 @@ void BM_DetectSwitch(benchmark::State& state) {
   gpu.advance_to(launched + 2'000'000);
   const Nanos request = gpu.now();
   gpu.request_clock(request, 990);
-  const auto window = gpu.collect();
-  const Nanos request_gpu = gpu.synchronize().to_gpu(request);
+  c.window = gpu.collect();
+  c.request_gpu = gpu.synchronize().to_gpu(request);
+  c.init = init;
+  c.target = target;
+  return c;
+}
+
+void BM_DetectSwitchPaper(benchmark::State& state) {
+  const DetectionCase c = detection_case();
   DetectionSettings d;
   d.target_tol_ns = 20;
   d.initial_tol_ns = 10;
-  for (auto _ : state) benchmark::DoNotOptimize(detect_switch(window, request_gpu, init, target, d));
+  for (auto _ : state) benchmark::DoNotOptimize(detect_switch(c.window, c.request_gpu, c.init, c.target, d));
 }
-BENCHMARK(BM_DetectSwitch)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DetectSwitchPaper)->Unit(benchmark::kMillisecond);
+
+void BM_DetectSwitchPooled(benchmark::State& state) {
+  const DetectionCase c = detection_case();
+  for (auto _ : state)
+    benchmark::DoNotOptimize(detect_switch_pooled(c.window, c.request_gpu, c.init, c.target, 10, 20, PooledSettings{}));
+}
+BENCHMARK(BM_DetectSwitchPooled)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace latest

@@ -26,7 +26,7 @@ struct MeasureOptions {
   std::optional<double> wakeup_ms;
   double max_capture_ms = 10'000;
   std::int64_t max_records = 32768;
-  std::string detector = "pooled";
+  std::string detector = "auto";
   BackendOptions backend;
 };
 

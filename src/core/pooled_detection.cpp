@@ -157,7 +157,7 @@ double median(std::vector<double> xs) {
 class PooledScan {
  public:
   PooledScan(Nanos end, double width, std::size_t bins) : end_(end), width_(width), sum_(bins), count_(bins) {}
-  static constexpr double kClip = 4;
+  static constexpr double kClip = 8;
   void add(Nanos t, double z) {
     const double k = std::floor(static_cast<double>(end_ - t) / width_);
     if (k < 0 || k >= static_cast<double>(sum_.size())) return;
@@ -177,13 +177,15 @@ class PooledScan {
   Nanos bin_end(std::int64_t k) const { return end_ - std::llround(static_cast<double>(k) * width_); }
 
  private:
-  // Pooled z beyond `z`, and a mean residual beyond one boundary's own
-  // noise: the SMs share the timer, so a tiny offset common to all of them
-  // is the timer's, however many SMs see it.
+  // Pooled z beyond `z`, and a mean residual beyond kMinMean boundary
+  // noises: the SMs share the clock and the timer, and on the H200 their
+  // common boundaries wander ±12 ns about any straight line over tens of ms
+  // (docs/hardware/h200.md) — significant across 132 SMs, yet no change.
+  static constexpr double kMinMean = 2;
   bool significant(std::size_t k, double z) const {
     if (count_[k] == 0) return false;
     const auto n = static_cast<double>(count_[k]);
-    return std::abs(sum_[k]) / std::sqrt(n) > z && std::abs(sum_[k]) / n > 1;
+    return std::abs(sum_[k]) / std::sqrt(n) > z && std::abs(sum_[k]) / n > kMinMean;
   }
 
 
@@ -412,10 +414,15 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
     changed.clear();
     for (auto& st : sms) {
       if (own && st.off < 0) continue;
-      const double step = st.final.b * (1 - ratio);
       const Nanos c = centre(st, own);
-      const double before = st.final.b * ratio;
       st.off = -1;
+      // The line of the iterations just after the change, not the whole
+      // final segment's: the boundaries' slow wander stays out of the fit.
+      const std::int64_t after_from = st.e.first_at_or_after(c + std::llround(2 * slope));
+      if (after_from + 2 * s.min_confirmation_iterations > st.e.last()) continue;
+      const Line local = fit_line(st.e, after_from, after_from + 2 * s.min_confirmation_iterations);
+      const double step = local.b * (1 - ratio);
+      const double before = local.b * ratio;
       if (std::abs(step) <= sigma / 4) continue;  // this SM cannot place it
       const std::int64_t from =
           std::max(st.initial.i0, st.e.first_at_or_after(c - std::llround(static_cast<double>(points + 1) * before)));
@@ -424,15 +431,15 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
       window.clear();
       Nanos t = st.e.at(from);
       for (std::int64_t i = from; i <= to; ++i) {
-        window.emplace_back(static_cast<double>(i), st.final.residual(i, t));
+        window.emplace_back(static_cast<double>(i), local.residual(i, t));
         if (i < st.e.last()) t += st.e.duration(i);
       }
       std::size_t used = 0;
       const double best_x = best_change_point(window, step, used);
-      st.change_ns = static_cast<double>(st.final.t0 - request_gpu_ns) + st.final.a +
-                     st.final.b * (best_x - static_cast<double>(st.final.i0));
-      st.change_sd_ns = std::min(st.final.b, sigma * st.final.b / std::abs(step) /
-                                                 std::sqrt(static_cast<double>(std::max<std::size_t>(1, used))));
+      st.change_ns = static_cast<double>(local.t0 - request_gpu_ns) + local.a +
+                     local.b * (best_x - static_cast<double>(local.i0));
+      st.change_sd_ns = std::min(local.b, sigma * local.b / std::abs(step) /
+                                              std::sqrt(static_cast<double>(std::max<std::size_t>(1, used))));
       st.off = static_cast<std::int64_t>(best_x);
       changed.push_back(&st);
     }
