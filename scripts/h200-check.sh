@@ -6,12 +6,7 @@
 # permission error (exit 4). One log and the JSON results go to $OUT as each
 # step ends ($OUT brings back at most 8 files);
 # docs/hardware/h200.md records what came back.
-set -uo pipefail
-out=${OUT:?set OUT}
-bin=build-h200/latest
-export LATEST_GUARD_LOG="$out/guard-refusals.log"
-log="$out/run.log"
-step() { echo "== $(date -u +%T) $*"; }
+source "$(dirname "$0")/h200-env.sh"
 # Each selftest's results (selftest.json and the CSVs, which hold both
 # detectors' latencies) go into one archive.
 keep() { tar -C "$1/.." -rf "$out/selftests.tar" "$(basename "$1")" 2>/dev/null; }

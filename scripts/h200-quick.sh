@@ -2,12 +2,7 @@
 # A short guarded check on the lent H200 (the caller runs the guard first):
 # build, then selftests bounded in time, each reporting per pair how many
 # measurements it took and why attempts failed. Results tarred into $OUT.
-set -uo pipefail
-out=${OUT:?set OUT}
-bin=build-h200/latest
-export LATEST_GUARD_LOG="$out/guard-refusals.log"
-log="$out/run.log"
-step() { echo "== $(date -u +%T) $*"; }
+source "$(dirname "$0")/h200-env.sh"
 pairs() { python3 - "$1" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1] + "/manifest.json"))
