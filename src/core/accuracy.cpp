@@ -40,7 +40,7 @@ Accuracy accuracy_against_truth(const std::vector<PairResult>& results,
       m.error_us = (row.switching_ms - row.truth->switching_ms) * 1e3;
       m.target_iteration_ns = iteration_ns;
       m.sync_uncertainty_us = row.sync_uncertainty_us;
-      if (row.truth->emulated) m.flip_bracket_us = static_cast<double>(row.truth->emulated->flip_bracket_ns) / 1e3;
+      m.flip_bracket_us = row.truth->flip_bracket_us;
       m.delivery_us = row.truth->delivery_us;
       m.in_effect_us = row.truth->in_effect_us;
       if (m.in_effect_us) m.residual_us = m.error_us - *m.in_effect_us;

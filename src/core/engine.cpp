@@ -261,8 +261,7 @@ Engine::Attempt Engine::measure_once(ClockPair pair, const WindowPlan& plan) {
   row.temperature_c = tel.temperature_c;
   row.power_w = tel.power_w;
   row.memory_mhz = tel.memory_mhz;
-  row.truth = workload_.truth();
-  if (row.truth) resolve_emulated_delays(*row.truth, sync, after);
+  row.truth = workload_.truth(sync, after);
   return a;
 }
 

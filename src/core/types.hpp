@@ -61,42 +61,18 @@ struct WindowRecords {
   std::int64_t bytes = 0;  // what crossed from the device
 };
 
-// Emulated switching's own record of one switch (SPEC §5.2). The host flips
-// a mapped word; block 0 polls it and broadcasts it; each SM takes up the
-// target's iteration length at its next iteration boundary.
-struct EmulatedSwitch {
-  Nanos request_host_ns = 0;          // t_s (host clock)
-  Nanos flip_host_ns = 0;             // the host wrote the word, at t_s + L
-  Nanos flip_bracket_ns = 0;          // between the two host reads around that write
-  std::optional<Nanos> seen_gpu_ns;   // block 0's poll read it
-  std::optional<Nanos> in_effect_gpu_ns;  // the last SM began its first target-length iteration
-};
-
-// Known truth of the latest switch, from the simulator or emulated switching.
+// Known truth of the latest switch, from the simulator or emulated switching,
+// on the GPU's time axis (the one measurements use).
 struct SwitchTruth {
   SwitchTruth() = default;
   explicit SwitchTruth(double switching, double transition = 0) : switching_ms(switching), transition_ms(transition) {}
   double switching_ms = 0;   // arrival - request
   double transition_ms = 0;  // arrival - departure
-  std::optional<EmulatedSwitch> emulated;
-  // From `emulated`, mapped with the syncs around the window
-  // (resolve_emulated_delays): the flip's delivery delays, host write to
-  std::optional<double> delivery_us;   // ... block 0's poll seeing it (PCIe);
-  std::optional<double> in_effect_us;  // ... the switch being in effect on every SM.
+  // Emulated switching's delivery delays, from the host's write of the flip:
+  std::optional<double> delivery_us;      // ... to block 0's poll seeing it (PCIe);
+  std::optional<double> in_effect_us;     // ... to the switch being in effect on every SM;
+  std::optional<double> flip_bracket_us;  // how closely the host dated its write.
 };
-
-// Puts an emulated switch on the GPU's time axis, the one measurements use:
-// t_s and the flip are mapped alike, so the true latency is L as the GPU's
-// clock counts it (the host's clock runs some ppm apart: 6 µs over a 1 s L
-// on the H200), and the delivery delays follow.
-inline void resolve_emulated_delays(SwitchTruth& truth, const TimerSync& before, const TimerSync& after) {
-  if (!truth.emulated) return;
-  const Nanos flip = to_gpu_between(before, after, truth.emulated->flip_host_ns);
-  truth.switching_ms = static_cast<double>(flip - to_gpu_between(before, after, truth.emulated->request_host_ns)) / 1e6;
-  if (truth.emulated->seen_gpu_ns) truth.delivery_us = static_cast<double>(*truth.emulated->seen_gpu_ns - flip) / 1e3;
-  if (truth.emulated->in_effect_gpu_ns)
-    truth.in_effect_us = static_cast<double>(*truth.emulated->in_effect_gpu_ns - flip) / 1e3;
-}
 
 // Which GPU a command means, as the user named it. The CLI parses the text;
 // each backend resolves the selector its own way.

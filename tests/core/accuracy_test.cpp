@@ -27,29 +27,6 @@ TEST(Accuracy, SummaryUsesNumpyQuantiles) {
   EXPECT_TRUE(std::isnan(summarise({}).median));
 }
 
-TEST(Accuracy, EmulatedDelaysMapTheFlipLikeTheRequest) {
-  // The GPU clock runs 1000 ns/s ahead between the syncs; the flip, half-way,
-  // maps with half of that.
-  TimerSync before, after;
-  before.host_ns = 0;
-  before.offset_ns = 1'000;
-  after.host_ns = 1'000'000'000;
-  after.offset_ns = 2'000;
-  SwitchTruth t{10.0};
-  t.emulated = EmulatedSwitch{490'000'000, 500'000'000, 40, 500'001'500 + 2'100, 500'001'500 + 4'500};
-  resolve_emulated_delays(t, before, after);
-  ASSERT_TRUE(t.delivery_us && t.in_effect_us);
-  EXPECT_DOUBLE_EQ(*t.delivery_us, 2.1);
-  EXPECT_DOUBLE_EQ(*t.in_effect_us, 4.5);
-  // L = 10 ms on the host's clock is 10 ms + 10 ns on the GPU's.
-  EXPECT_DOUBLE_EQ(t.switching_ms, 10.00001);
-
-  SwitchTruth unseen{10.0};
-  unseen.emulated = EmulatedSwitch{490'000'000, 500'000'000, 40, std::nullopt, std::nullopt};
-  resolve_emulated_delays(unseen, before, after);
-  EXPECT_FALSE(unseen.delivery_us || unseen.in_effect_us);
-}
-
 TEST(Accuracy, OneTargetIterationAfterTheSwitchIsWithinTheBound) {
   std::mt19937_64 rng(11);
   const std::vector<ClockCalibration> cals = {calibration(1980, 1024, 2500), calibration(990, 1024, 4800)};

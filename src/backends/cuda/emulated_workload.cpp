@@ -89,7 +89,7 @@ WindowRecords EmulatedWorkload::collect() {
   pending_.reset();
   join_flipper();
   if (pending_target_) {
-    truth_ = emulated_truth();
+    switch_ = emulated_switch();
     emulated_clock_ = pending_target_;
   }
   return out;
@@ -105,11 +105,24 @@ std::optional<Nanos> in_effect_on_every_sm(const std::vector<unsigned long long>
   return static_cast<Nanos>(last);
 }
 
-std::optional<SwitchTruth> EmulatedWorkload::emulated_truth() {
+SwitchTruth resolve(const EmulatedSwitch& em, const TimerSync& before, const TimerSync& after) {
+  const Nanos flip = to_gpu_between(before, after, em.flip_host_ns);
+  SwitchTruth truth{static_cast<double>(flip - to_gpu_between(before, after, em.request_host_ns)) / 1e6};
+  if (em.seen_gpu_ns) truth.delivery_us = static_cast<double>(*em.seen_gpu_ns - flip) / 1e3;
+  if (em.in_effect_gpu_ns) truth.in_effect_us = static_cast<double>(*em.in_effect_gpu_ns - flip) / 1e3;
+  truth.flip_bracket_us = static_cast<double>(em.flip_bracket_ns) / 1e3;
+  return truth;
+}
+
+std::optional<SwitchTruth> EmulatedWorkload::truth(const TimerSync& before, const TimerSync& after) const {
+  if (!switch_) return std::nullopt;
+  return resolve(*switch_, before, after);
+}
+
+std::optional<EmulatedSwitch> EmulatedWorkload::emulated_switch() {
   const Nanos flipped = flipped_at_;
   if (flipped <= 0) return std::nullopt;  // no flip was scheduled in this window
-  SwitchTruth truth{static_cast<double>(flipped - requested_at_) / 1e6};
-  EmulatedSwitch& em = truth.emulated.emplace();
+  EmulatedSwitch em;
   em.request_host_ns = requested_at_;
   em.flip_host_ns = flipped;
   em.flip_bracket_ns = flip_bracket_ns_;
@@ -121,7 +134,7 @@ std::optional<SwitchTruth> EmulatedWorkload::emulated_truth() {
                         cudaMemcpyDeviceToHost),
              "copying");
   em.in_effect_gpu_ns = in_effect_on_every_sm(switched);
-  return truth;
+  return em;
 }
 
 }  // namespace latest::cuda

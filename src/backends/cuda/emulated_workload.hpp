@@ -24,9 +24,26 @@ struct Emulation {
   std::uint64_t seed = 1;
 };
 
+// Emulated switching's own record of one switch (SPEC §5.2). The host flips
+// a mapped word; block 0 polls it and broadcasts it; each SM takes up the
+// target's length inside its next iteration.
+struct EmulatedSwitch {
+  Nanos request_host_ns = 0;          // t_s (host clock)
+  Nanos flip_host_ns = 0;             // the host wrote the word, at t_s + L
+  Nanos flip_bracket_ns = 0;          // between the two host reads around that write
+  std::optional<Nanos> seen_gpu_ns;   // block 0's poll read it
+  std::optional<Nanos> in_effect_gpu_ns;  // the latest SM's switch
+};
+
 // When an emulated switch was in effect on every SM: the latest of the
 // per-SM times the kernel recorded; empty if an SM never took it up.
 std::optional<Nanos> in_effect_on_every_sm(const std::vector<unsigned long long>& switch_ns);
+
+// The truth on the GPU's time axis, the one measurements use: t_s and the
+// flip are mapped alike with the syncs around the window, so L is as the
+// GPU's clock counts it (the host's runs some ppm apart: 6 µs over a 1 s L
+// on the H200), and the delivery delays follow.
+SwitchTruth resolve(const EmulatedSwitch& em, const TimerSync& before, const TimerSync& after);
 
 class EmulatedWorkload final : public Workload {
  public:
@@ -39,14 +56,14 @@ class EmulatedWorkload final : public Workload {
   Nanos launch(const WindowSpec& spec) override;
   WindowRecords collect() override;
   void clock_requested(Nanos host_ns, Mhz target) override;
-  std::optional<SwitchTruth> truth() const override { return truth_; }
+  std::optional<SwitchTruth> truth(const TimerSync& before, const TimerSync& after) const override;
 
  private:
   // FMAs that last at the card's clock what `fmas` would at `clock`.
   double stretched(std::int64_t fmas, Mhz clock) const;
   void join_flipper();
-  // The truth of the window's emulated switch.
-  std::optional<SwitchTruth> emulated_truth();
+  // The record of the window's emulated switch.
+  std::optional<EmulatedSwitch> emulated_switch();
 
   std::unique_ptr<CudaWorkload> gpu_;
   Emulation emulation_;
@@ -59,7 +76,7 @@ class EmulatedWorkload final : public Workload {
   std::atomic<Nanos> flip_bracket_ns_{0};
   Nanos requested_at_ = 0;
   std::mt19937_64 rng_;
-  std::optional<SwitchTruth> truth_;
+  std::optional<EmulatedSwitch> switch_;
 };
 
 // The clock side for emulated switching: the card's identity, clock table and
