@@ -116,12 +116,12 @@ double silhouette_1d(const std::vector<double>& xs, const std::vector<int>& labe
   return static_cast<double>(total / count);
 }
 
-std::vector<int> min_samples_schedule(std::size_t n) {
-  const int start = std::max(2, static_cast<int>(std::ceil(0.04 * static_cast<double>(n))));
+std::vector<int> min_samples_schedule(std::size_t n, int floor) {
+  const int start = std::max(floor, static_cast<int>(std::ceil(0.04 * static_cast<double>(n))));
   const int stop = static_cast<int>(std::floor(0.02 * static_cast<double>(n)));
   std::vector<int> out;
-  for (int m = start; m > stop && m >= 2; m -= 2) out.push_back(m);
-  if (out.empty()) out.push_back(2);
+  for (int m = start; m > stop && m >= floor; m -= 2) out.push_back(m);
+  if (out.empty()) out.push_back(floor);
   return out;
 }
 
@@ -137,8 +137,10 @@ AdaptiveDbscan adaptive_dbscan(const std::vector<double>& xs, const AdaptiveSett
   std::sort(sorted.begin(), sorted.end());
   // scikit-learn needs eps > 0; identical values then form one cluster.
   const double range = quantile_sorted(sorted, 0.95) - quantile_sorted(sorted, 0.05);
-  const double eps = std::max(s.eps_multiplier * range, 1e-12);
-  for (int m : min_samples_schedule(xs.size())) {
+  const double n = static_cast<double>(xs.size());
+  const double widening = s.widen_small_n && n < 100 ? std::sqrt(100 / n) : 1.0;
+  const double eps = std::max(s.eps_multiplier * widening * range, 1e-12);
+  for (int m : min_samples_schedule(xs.size(), s.min_samples_floor)) {
     auto labels = dbscan_1d(xs, eps, m);
     const int noise = static_cast<int>(std::count(labels.begin(), labels.end(), -1));
     if (noise < best.noise) {

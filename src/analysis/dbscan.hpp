@@ -27,16 +27,24 @@ struct AdaptiveDbscan {
   double silhouette = 0; // NaN with fewer than two clusters
 };
 
+// The default is settled for small n (docs/methodology.md, "Outliers"): with
+// the paper's schedule, 25 measurements run at minPts 2, and single-mode data
+// split into phantom clusters (61 % of 200 seeds at n = 25). So minPts never
+// goes below 4, and below 100 measurements eps widens by sqrt(100 / n).
+// paper() is Algorithm 3 as published (`--outlier-filter paper`).
 struct AdaptiveSettings {
-  double eps_multiplier = 0.15;  // eps = multiplier * (q95 - q05)
+  double eps_multiplier = 0.15;  // eps = multiplier * (q95 - q05), widened as below
   double max_noise_share = 0.10;
+  int min_samples_floor = 4;     // minPts never goes below this
+  bool widen_small_n = true;     // eps *= sqrt(100 / n) for n < 100
+  static AdaptiveSettings paper() { return {0.15, 0.10, 2, false}; }
 };
 
 // minPts from ceil(0.04 n) down by 2 while above floor(0.02 n), never below
-// 2; the first setting with at most 10 % noise wins.
+// the floor; the first setting with at most 10 % noise wins.
 AdaptiveDbscan adaptive_dbscan(const std::vector<double>& xs, const AdaptiveSettings& settings = {});
 
-// The minPts values tried for n points, in order.
-std::vector<int> min_samples_schedule(std::size_t n);
+// The minPts values tried for n points, in order (the paper's floor is 2).
+std::vector<int> min_samples_schedule(std::size_t n, int floor = 2);
 
 }  // namespace latest::analysis

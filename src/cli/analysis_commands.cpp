@@ -16,6 +16,20 @@ namespace {
 
 std::vector<fs::path> paths(const std::vector<std::string>& dirs) { return {dirs.begin(), dirs.end()}; }
 
+analysis::AdaptiveSettings outlier_filter(const std::string& name) {
+  if (name == "settled") return {};
+  if (name == "paper") return analysis::AdaptiveSettings::paper();
+  throw Error(ErrorKind::bad_argument, fmt::format("unknown --outlier-filter '{}'", name),
+              "use settled (the default: minPts at least 4, eps widened below 100 measurements) or paper "
+              "(Algorithm 3 as published)");
+}
+
+void add_filter_option(CLI::App& cmd, AnalyzeOptions& o) {
+  cmd.add_option("--outlier-filter", o.outlier_filter,
+                 "settled (no phantom clusters at small n) or paper (Algorithm 3 as published)")
+      ->capture_default_str();
+}
+
 void check_output(const fs::path& where) {
   if (!directory_writable(where))
     throw Error(ErrorKind::bad_argument, fmt::format("cannot write {}", where.string()), "choose a writable --output");
@@ -28,6 +42,7 @@ void add_analyze_command(CLI::App& app, AnalyzeOptions& o) {
                                             "paper's Table II for one or more result directories (several GPUs merge)");
   cmd->add_option("dirs", o.dirs, "result directories")->required();
   cmd->add_option("-o,--output", o.output, "where to write (default: DIR/analysis)");
+  add_filter_option(*cmd, o);
 }
 
 void add_report_command(CLI::App& app, AnalyzeOptions& o) {
@@ -35,12 +50,14 @@ void add_report_command(CLI::App& app, AnalyzeOptions& o) {
                                            "directories");
   cmd->add_option("dirs", o.dirs, "result directories")->required();
   cmd->add_option("-o,--output", o.output, "the HTML file (default: DIR/report.html)");
+  add_filter_option(*cmd, o);
 }
 
 int run_analyze(const AnalyzeOptions& o) {
   const fs::path out = o.output.empty() ? fs::path(o.dirs.front()) / "analysis" : fs::path(o.output);
+  const analysis::AdaptiveSettings filter = outlier_filter(o.outlier_filter);
   check_output(out);
-  const analysis::Analysis a = analysis::analyse(paths(o.dirs));
+  const analysis::Analysis a = analysis::analyse(paths(o.dirs), filter);
   analysis::write_analysis(a, out);
   fmt::print("{}analysis in {}\n", analysis::summary_text(a), out.string());
   return 0;
@@ -48,8 +65,9 @@ int run_analyze(const AnalyzeOptions& o) {
 
 int run_report(const AnalyzeOptions& o) {
   const fs::path out = o.output.empty() ? fs::path(o.dirs.front()) / "report.html" : fs::path(o.output);
+  const analysis::AdaptiveSettings filter = outlier_filter(o.outlier_filter);
   check_output(out.has_parent_path() ? out.parent_path() : fs::path("."));
-  const analysis::Analysis a = analysis::analyse(paths(o.dirs));
+  const analysis::Analysis a = analysis::analyse(paths(o.dirs), filter);
   report::write_report(a, out);
   fmt::print("report: {}\n", out.string());
   return 0;

@@ -9,6 +9,7 @@ namespace latest::cli {
 
 struct AnalyzeOptions {
   std::vector<std::string> dirs;
+  std::string outlier_filter = "settled";  // settled | paper
   std::string output;  // default: <first dir>/analysis (analyze), <first dir>/report.html (report)
 };
 void add_analyze_command(CLI::App& app, AnalyzeOptions& options);

@@ -44,7 +44,8 @@ TEST(Dbscan, AdaptiveStopsAtTenPercentNoiseOrFlags) {
   std::vector<double> xs;
   for (int i = 0; i < 200; ++i) xs.push_back(main(rng));
   for (int i = 0; i < 6; ++i) xs.push_back(60 + 15 * i);  // rare far outliers
-  const auto a = adaptive_dbscan(xs);
+  const auto paper = AdaptiveSettings::paper();
+  const auto a = adaptive_dbscan(xs, paper);
   EXPECT_FALSE(a.flagged);
   EXPECT_EQ(a.clusters, 1);
   EXPECT_GE(a.noise, 6);
@@ -60,10 +61,44 @@ TEST(Dbscan, AdaptiveStopsAtTenPercentNoiseOrFlags) {
   // 4 of 30 points alone (13 %): no setting gets to 10 %, the least noisy is kept.
   std::vector<double> ys(26, 0.0);
   for (double far : {10.0, 20.0, 30.0, 40.0}) ys.push_back(far);
-  const auto b = adaptive_dbscan(ys);
+  const auto b = adaptive_dbscan(ys, paper);
   EXPECT_TRUE(b.flagged);
   EXPECT_EQ(b.noise, 4);
   EXPECT_EQ(b.min_samples, 2);
+}
+
+// The settled filter (the default) invents no clusters: single-mode data with
+// 1 % outliers far above, 200 seeds per n, gives one cluster in at least 95 %
+// of cases and at most 5 % outliers on average; two and three clearly
+// separated modes (16 sd apart) are all found. The paper's schedule, shown
+// for comparison, splits n = 25 into phantom clusters most of the time.
+TEST(Dbscan, SettledFilterInventsNoClustersAtSmallN) {
+  for (int n : {25, 50, 100, 200, 500}) {
+    int one_cluster = 0, paper_one_cluster = 0, two = 0, three = 0;
+    double noise_share = 0;
+    for (int seed = 0; seed < 200; ++seed) {
+      std::mt19937_64 rng(static_cast<std::uint64_t>(seed * 7919 + n));
+      std::normal_distribution<double> mode(10, 0.3);
+      std::uniform_real_distribution<double> u(0, 1);
+      std::vector<double> xs, two_modes, three_modes;
+      for (int i = 0; i < n; ++i) {
+        xs.push_back(u(rng) < 0.01 ? 13 + 6 * u(rng) : mode(rng));
+        two_modes.push_back(mode(rng) + (i % 2 ? 5 : 0));
+        three_modes.push_back(mode(rng) + 5 * (i % 3));
+      }
+      const auto a = adaptive_dbscan(xs);
+      one_cluster += a.clusters == 1;
+      noise_share += static_cast<double>(a.noise) / n / 200;
+      paper_one_cluster += adaptive_dbscan(xs, AdaptiveSettings::paper()).clusters == 1;
+      two += adaptive_dbscan(two_modes).clusters == 2;
+      three += adaptive_dbscan(three_modes).clusters == 3;
+    }
+    EXPECT_GE(one_cluster, 190) << "n " << n;
+    EXPECT_LE(noise_share, 0.05) << "n " << n;
+    EXPECT_EQ(two, 200) << "n " << n;
+    EXPECT_EQ(three, 200) << "n " << n;
+    if (n == 25) EXPECT_LT(paper_one_cluster, 100) << "the paper's schedule at n = 25";
+  }
 }
 
 // Cases with clusters, noise and ties, drawn with a fixed seed.

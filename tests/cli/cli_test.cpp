@@ -226,6 +226,13 @@ TEST(Cli, AnalyzeAndReportOnTheRunsOwnOutput) {
   const Result missing = run({"analyze", (dir / "nope").string()});
   EXPECT_EQ(missing.code, 2);
   EXPECT_NE(missing.err.find("no manifest.json"), std::string::npos) << missing.err;
+  const Result paper = run({"analyze", dir.string(), "--outlier-filter", "paper", "--output", (dir / "paper").string()});
+  EXPECT_EQ(paper.code, 0) << paper.err;
+  EXPECT_TRUE(fs::exists(dir / "paper" / "pairs.csv"));
+  const Result bad = run({"report", dir.string(), "--outlier-filter", "kmeans", "--output", (dir / "bad.html").string()});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("unknown --outlier-filter 'kmeans'"), std::string::npos) << bad.err;
+  EXPECT_FALSE(fs::exists(dir / "bad.html"));
   fs::remove_all(dir);
 }
 
