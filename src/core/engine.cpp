@@ -151,6 +151,12 @@ double Engine::wakeup_for(Mhz init) const {
   return wake;
 }
 
+bool Engine::adjacent(ClockPair pair) const {
+  const auto a = std::find(supported_.begin(), supported_.end(), pair.init);
+  const auto b = std::find(supported_.begin(), supported_.end(), pair.target);
+  return a != supported_.end() && b != supported_.end() && std::abs(a - b) == 1;
+}
+
 std::vector<ClockPair> Engine::check_pairs() {
   std::vector<ClockPair> measured;
   state_.checks.clear();
@@ -168,7 +174,10 @@ std::vector<ClockPair> Engine::check_pairs() {
       check.skip = jt->second;
     } else if (!check.means_differ) {
       check.skip.code = SkipReason::Code::means_indistinguishable;
-    } else if (check.band_overlap > settings_.max_band_overlap && !settings_.include_inseparable) {
+    } else if (check.band_overlap > settings_.max_band_overlap && !settings_.include_inseparable &&
+               (settings_.detector == Detector::paper || adjacent(pair))) {
+      // The paper's detector needs bands that barely overlap; the pooled one
+      // separates clocks two steps apart, and only neighbours may be skipped.
       check.skip.code = SkipReason::Code::bands_overlap;
       check.skip.value = check.band_overlap;
       check.skip.limit = settings_.max_band_overlap;

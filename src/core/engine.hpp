@@ -206,6 +206,8 @@ class Engine {
   TimerSync synchronize();
   void check_stop();
   std::vector<ClockPair> check_pairs();
+  // Neighbours in the supported clock table.
+  bool adjacent(ClockPair pair) const;
   double run_pilot(const std::vector<ClockPair>& pilot);
   PairResult measure_pair(ClockPair pair, std::size_t number, std::size_t count);
   // Throws the pair's skip when the card reports power capping.

@@ -179,6 +179,24 @@ TEST(Engine, RandomPairsOnEveryProfileMeetThePooledBounds) {
   }
 }
 
+// With the pooled detector only neighbouring clocks may be skipped as
+// inseparable; two steps apart is measured, at the planned iteration length.
+TEST(Engine, OnlyNeighboursAreSkippedAsInseparable) {
+  SimRun run("h200", 19);
+  EngineSettings s = small({1980, 1965, 1950});
+  run.run(s);
+  ASSERT_EQ(run.recorder.results.size(), 6u);
+  for (const auto& r : run.recorder.results) {
+    const bool neighbours = std::abs(r.pair.init - r.pair.target) == 15;
+    if (neighbours) {
+      EXPECT_EQ(r.status, "skipped") << r.pair.init << "->" << r.pair.target;
+      EXPECT_EQ(r.reason.code, SkipReason::Code::bands_overlap);
+    } else {
+      expect_within_bounds(run.state, r, false);
+    }
+  }
+}
+
 TEST(Engine, A100DecreasesAreFasterThanIncreases) {
   SimRun run("a100", 5);
   run.run(small({1410, 705}));
