@@ -286,7 +286,8 @@ void Engine::keep_traces(PairResult& result, const Attempt& a, int index) {
       starts[i] = t;
       if (first == sm.duration_ns.size() && t >= a.request_gpu_ns) first = i;
       t += sm.duration_ns[i];
-      if (det.outcome == SmOutcome::accepted && t == det.arrival_ns) arrival = i;
+      // The iteration the arrival ends (the paper's) or falls in (the pooled one).
+      if (det.outcome == SmOutcome::accepted && arrival == sm.duration_ns.size() && t >= det.arrival_ns) arrival = i;
     }
     if (first == sm.duration_ns.size()) continue;
     const std::size_t last = arrival < sm.duration_ns.size() ? arrival : first;
