@@ -2,6 +2,7 @@
 // Results go to docs/benchmarks.md; nothing here is a pass/fail test.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <benchmark/benchmark.h>
 
@@ -35,22 +36,33 @@ struct Quiet : RunObserver {
   void pair_finished(const PairResult& r, const RunState&) override { results.push_back(r); }
 };
 
+// The engine on the simulated h200 over every ordered pair of `clocks`.
+struct SimRun {
+  RunState state;
+  Quiet quiet;
+};
+SimRun run_engine(std::uint64_t seed, std::vector<Mhz> clocks, std::optional<int> measurements = std::nullopt) {
+  auto gpu = std::make_shared<sim::SimGpu>(sim::profile_named("h200"), seed);
+  sim::SimWorkload workload(gpu);
+  sim::SimClockControl control(gpu, 0);
+  EngineSettings s;
+  s.clocks = std::move(clocks);
+  s.pairs = ordered_pairs(s.clocks);
+  if (measurements) s.min_measurements = s.max_measurements = *measurements;
+  SimRun run;
+  Engine engine(workload, control, s, run.quiet);
+  run.state = engine.run();
+  return run;
+}
+
 // The engine end to end on h200, pairs among 1980/1500/990/600 MHz, stopping
 // at RSE 5 %: accuracy against the truth, device seconds per pair, and host
 // cost per measurement.
 void BM_EngineAccuracyAndCost(benchmark::State& state) {
   for (auto _ : state) {
-    auto gpu = std::make_shared<sim::SimGpu>(sim::profile_named("h200"), 42);
-    sim::SimWorkload workload(gpu);
-    sim::SimClockControl clocks(gpu, 0);
-    EngineSettings s;
-    s.clocks = {1980, 1500, 990, 600};
-    for (Mhz a : s.clocks)
-      for (Mhz b : s.clocks)
-        if (a != b) s.pairs.push_back({a, b});
-    Quiet quiet;
-    Engine engine(workload, clocks, s, quiet);
-    const RunState st = engine.run();
+    const SimRun run = run_engine(42, {1980, 1500, 990, 600});
+    const RunState& st = run.state;
+    const Quiet& quiet = run.quiet;
     const Accuracy acc = accuracy_against_truth(quiet.results, st.calibrations);
     std::vector<double> abs_us, gpu_s;
     for (const auto& m : acc.measurements) abs_us.push_back(std::abs(m.error_us));
@@ -86,16 +98,9 @@ BENCHMARK(BM_EngineAccuracyAndCost)->Iterations(1)->Unit(benchmark::kSecond)->Us
 // measurements each. Errors in target iterations against the truth.
 void BM_DetectorsOnTheSameRecords(benchmark::State& state) {
   for (auto _ : state) {
-    auto gpu = std::make_shared<sim::SimGpu>(sim::profile_named("h200"), 7);
-    sim::SimWorkload workload(gpu);
-    sim::SimClockControl clocks(gpu, 0);
-    EngineSettings s;
-    s.clocks = {1980, 1890, 1500, 990};
-    s.pairs = ordered_pairs(s.clocks);
-    s.min_measurements = s.max_measurements = 40;
-    Quiet quiet;
-    Engine engine(workload, clocks, s, quiet);
-    const RunState st = engine.run();
+    const SimRun run = run_engine(7, {1980, 1890, 1500, 990}, 40);
+    const RunState& st = run.state;
+    const Quiet& quiet = run.quiet;
     std::vector<double> pooled, paper, pooled_abs, paper_abs, pooled_us;
     for (const auto& r : quiet.results) {
       double it = 0;
