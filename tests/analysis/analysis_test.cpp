@@ -97,7 +97,9 @@ TEST(Dbscan, SettledFilterInventsNoClustersAtSmallN) {
     EXPECT_LE(noise_share, 0.05) << "n " << n;
     EXPECT_EQ(two, 200) << "n " << n;
     EXPECT_EQ(three, 200) << "n " << n;
-    if (n == 25) EXPECT_LT(paper_one_cluster, 100) << "the paper's schedule at n = 25";
+    if (n == 25) {
+      EXPECT_LT(paper_one_cluster, 100) << "the paper's schedule at n = 25";
+    }
   }
 }
 

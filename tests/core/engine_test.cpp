@@ -99,7 +99,9 @@ void expect_within_bounds(const RunState& st, const PairResult& r, bool paper_bo
   // pairs the first ramp step is too small to date the departure yet
   // (rtx6000 1845->1815: 188 µs median error; docs/methodology.md).
   const bool wide = std::abs(r.pair.init - r.pair.target) >= 0.05 * std::max(r.pair.init, r.pair.target);
-  if (wide) EXPECT_LE(summarise(transition_errors).median, 2 * slow) << r.pair.init << "->" << r.pair.target;
+  if (wide) {
+    EXPECT_LE(summarise(transition_errors).median, 2 * slow) << r.pair.init << "->" << r.pair.target;
+  }
   EXPECT_LE(pooled.median, 1.5 * std::max(0.25 * it, 1e-3)) << r.pair.init << "->" << r.pair.target;
   EXPECT_LE(pooled.p99, 2 * it) << r.pair.init << "->" << r.pair.target;
   if (!paper_bounds) return;  // close pairs: the paper's detector fails there (docs/methodology.md)
@@ -142,9 +144,11 @@ TEST(Engine, ClosePairIsMeasuredNotReportedEarly) {
     ASSERT_EQ(run.recorder.results.size(), 2u);
     for (const auto& r : run.recorder.results) {
       expect_within_bounds(run.state, r, false);
-      for (const auto& row : r.rows)
-        if (row.paper_switching_ms)
+      for (const auto& row : r.rows) {
+        if (row.paper_switching_ms) {
           EXPECT_LT(*row.paper_switching_ms - row.truth->switching_ms, -0.1) << "the paper's detector is early here";
+        }
+      }
     }
   }
 }
