@@ -506,24 +506,38 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
     return failed(MeasurementOutcome::not_confirmed);
 
   // Departure: when the records first left their SMs' initial lines (the
-  // earliest significant bin of a pooled scan from t_s); then per SM the
-  // first boundary clearly off, the change placed inside the iteration
-  // before it by the mixed iteration's length; the median SM sets it.
+  // earliest significant bin of a pooled scan from t_s); then per SM a
+  // mirrored hinge fit places it; the median SM sets it.
   const double initial_slope = [&] {
     double b = 0;
     for (const auto& st : sms) b += st.initial.b / count;
     return b;
   }();
-  PooledScan forward(arrival_at, initial_slope, static_cast<std::size_t>(arrival / initial_slope) + 2);
+  // Coarse over block boundaries, then fine over every boundary of the
+  // block where the records first left the line.
+  const double block = static_cast<double>(Boundaries::kBlock) * initial_slope;
+  PooledScan coarse_forward(arrival_at, block, static_cast<std::size_t>(arrival / block) + 2);
+  for (const auto& st : sms)
+    for (std::int64_t i = (st.first + Boundaries::kBlock - 1) / Boundaries::kBlock * Boundaries::kBlock;
+         i < st.e.last(); i += Boundaries::kBlock) {
+      const Nanos t = st.e.at(i);
+      if (t > arrival_at) break;
+      coarse_forward.add(t, st.initial.residual(i, t) / (sigma * st.initial.spread(i)));
+    }
+  const std::int64_t kcd = coarse_forward.earliest_significant(s.z);
+  const Nanos fine_to = kcd >= 0 ? coarse_forward.bin_end(kcd) : arrival_at;
+  const Nanos fine_from = std::max<Nanos>(request_gpu_ns, fine_to - std::llround(2 * block));
+  PooledScan forward(fine_to, initial_slope, static_cast<std::size_t>(static_cast<double>(fine_to - fine_from) / initial_slope) + 2);
   for (const auto& st : sms) {
-    std::int64_t i = st.first;
-    for (Nanos t = st.e.at(i); t <= arrival_at && i < st.e.last(); t += st.e.duration(i), ++i)
+    std::int64_t i = std::max(st.first, st.e.first_at_or_after(fine_from));
+    if (i >= st.e.last()) continue;
+    for (Nanos t = st.e.at(i); t <= fine_to && i < st.e.last(); t += st.e.duration(i), ++i)
       forward.add(t, st.initial.residual(i, t) / (sigma * st.initial.spread(i)));
   }
   const std::int64_t kd = forward.earliest_significant(s.z);
   // Mirrored: after the departure each boundary leads or lags the initial
   // line by the first step's rate per iteration since; before it none does.
-  const Nanos left_at = kd >= 0 ? forward.bin_end(kd + 1) : request_gpu_ns;
+  const Nanos left_at = kd >= 0 ? forward.bin_end(kd + 1) : fine_from;
   const auto since_left = [&](double iterations) { return left_at + std::llround(iterations * initial_slope); };
   std::vector<double> after_ratios;
   for (const auto& st : sms) {
