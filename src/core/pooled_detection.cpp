@@ -215,7 +215,6 @@ class PooledScan {
     return std::abs(sum_[k]) / std::sqrt(n) > z && std::abs(sum_[k]) / n > kMinMean;
   }
 
-
   Nanos end_;
   double width_;
   std::vector<double> sum_;
@@ -263,60 +262,65 @@ bool rate_changes(const std::vector<double>& differences, double relevant, doubl
 // boundaries, not the clock, and are taken out. Long iterations on many SMs
 // at once (a stall while the clock relocks) are the clock's and stay.
 void remove_interrupts(std::vector<SmState>& sms, double global_share) {
-  std::vector<std::pair<Nanos, SmState*>> longs;
+  struct Long {
+    Nanos start;
+    SmState* sm;
+    std::int64_t index;
+  };
+  std::vector<Long> longs;
   for (auto& st : sms)
-    for (std::int64_t i : st.e.long_iterations()) longs.emplace_back(st.e.at(i), &st);
-  if (longs.empty()) return;
-  std::sort(longs.begin(), longs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (std::int64_t i : st.e.long_iterations()) longs.push_back({st.e.at(i), &st, i});
+  std::sort(longs.begin(), longs.end(), [](const Long& a, const Long& b) { return a.start < b.start; });
   const double needed = global_share * static_cast<double>(sms.size());
-  std::vector<std::pair<SmState*, std::int64_t>> interrupts;
+  std::vector<const Long*> interrupts;
   for (std::size_t a = 0; a < longs.size(); ++a) {
     // Others that began a long iteration within one such iteration of this one.
-    const SmState* st = longs[a].second;
-    const std::int64_t i = st->e.first_at_or_after(longs[a].first);
-    const Nanos span = st->e.duration(i);
+    const Nanos span = longs[a].sm->e.duration(longs[a].index);
     std::size_t near = 0;
-    for (std::size_t b = a; b-- > 0 && longs[a].first - longs[b].first <= span;) ++near;
-    for (std::size_t b = a + 1; b < longs.size() && longs[b].first - longs[a].first <= span; ++b) ++near;
-    if (static_cast<double>(near + 1) < needed) interrupts.emplace_back(longs[a].second, i);
+    for (std::size_t b = a; b-- > 0 && longs[a].start - longs[b].start <= span;) ++near;
+    for (std::size_t b = a + 1; b < longs.size() && longs[b].start - longs[a].start <= span; ++b) ++near;
+    if (static_cast<double>(near + 1) < needed) interrupts.push_back(&longs[a]);
   }
-  for (auto& [st, i] : interrupts) st->e.shorten(i);
+  for (const Long* l : interrupts) l->sm->e.shorten(l->index);
 }
 
-// When the records last left their SMs' final lines: the end of the latest
+// Where the records leave the SMs' `line` (their final or initial one)
+// within (from, to]: the end of the latest, or the start of the earliest,
 // time bin whose pooled residual is significant. A coarse scan over block
-// boundaries finds the block; a fine scan over every boundary there, in bins
-// of one target iteration, the iteration. Empty when no bin after the
-// request is significant.
-std::optional<Nanos> latest_departure_from_final(const std::vector<SmState>& sms, double sigma, double slope,
-                                                  Nanos end, Nanos request, double z) {
-  const double coarse_width = static_cast<double>(Boundaries::kBlock) * slope;
-  const auto horizon = static_cast<double>(end - request);
-  PooledScan coarse(end, coarse_width, static_cast<std::size_t>(horizon / coarse_width) + 2);
+// boundaries finds the block; a fine scan over every boundary around it, in
+// bins of one iteration (`slope`), the iteration. Empty when no bin is.
+std::optional<Nanos> pooled_departure(const std::vector<SmState>& sms, Line SmState::*line, double sigma, double slope,
+                                      Nanos from, Nanos to, double z, bool latest) {
+  const double block = static_cast<double>(Boundaries::kBlock) * slope;
+  const auto residual_z = [&](const SmState& st, std::int64_t i, Nanos t) {
+    const Line& l = st.*line;
+    return l.residual(i, t) / (sigma * l.spread(i));
+  };
+  PooledScan coarse(to, block, static_cast<std::size_t>(static_cast<double>(to - from) / block) + 2);
   for (const auto& st : sms)
-    for (std::int64_t i = (st.e.last() / Boundaries::kBlock) * Boundaries::kBlock; i >= st.first;
-         i -= Boundaries::kBlock) {
+    for (std::int64_t i = (st.first + Boundaries::kBlock - 1) / Boundaries::kBlock * Boundaries::kBlock;
+         i <= st.e.last(); i += Boundaries::kBlock) {
       const Nanos t = st.e.at(i);
-      coarse.add(t, st.final.residual(i, t) / (sigma * st.final.spread(i)));
+      if (t > to) break;
+      coarse.add(t, residual_z(st, i, t));
     }
-  const std::int64_t kc = coarse.latest_significant(z);
-  // The change lies within a block after the latest significant coarse bin.
-  Nanos hi = kc < 0 ? request + static_cast<Nanos>(2 * coarse_width)
-                    : coarse.bin_end(kc) + static_cast<Nanos>(coarse_width);
-  hi = std::min(hi, end);
-  const Nanos lo = std::max(request, hi - static_cast<Nanos>(3 * coarse_width));
+  const std::int64_t kc = latest ? coarse.latest_significant(z) : coarse.earliest_significant(z);
+  // The boundary itself may lag the change by up to a block either way.
+  Nanos hi = kc >= 0 ? coarse.bin_end(kc) + std::llround(block) : latest ? from + std::llround(3 * block) : to;
+  hi = std::min(hi, to);
+  const Nanos lo = std::max<Nanos>(from, hi - std::llround(3 * block));
   PooledScan fine(hi, slope, static_cast<std::size_t>(static_cast<double>(hi - lo) / slope) + 2);
   for (const auto& st : sms) {
     std::int64_t i = std::max(st.first, st.e.first_at_or_after(lo));
     if (i > st.e.last()) continue;
     for (Nanos t = st.e.at(i); t <= hi; t += st.e.duration(i), ++i) {
-      fine.add(t, st.final.residual(i, t) / (sigma * st.final.spread(i)));
+      fine.add(t, residual_z(st, i, t));
       if (i == st.e.last()) break;
     }
   }
-  const std::int64_t kf = fine.latest_significant(z);
-  if (kf >= 0) return fine.bin_end(kf);
-  if (kc >= 0) return hi;
+  const std::int64_t kf = latest ? fine.latest_significant(z) : fine.earliest_significant(z);
+  if (kf >= 0) return latest ? fine.bin_end(kf) : fine.bin_end(kf + 1);
+  if (kc >= 0) return latest ? hi : lo;
   return std::nullopt;
 }
 
@@ -394,14 +398,14 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
   // Pass 1 finds the change against lines fitted on the window's tail;
   // pass 2 refits each final line on everything after it, so the lines are
   // exact near the change, and finds it again.
-  std::optional<Nanos> settled = latest_departure_from_final(sms, sigma, slope, end, request_gpu_ns, s.z);
+  std::optional<Nanos> settled = pooled_departure(sms, &SmState::final, sigma, slope, request_gpu_ns, end, s.z, true);
   if (!settled) return failed(MeasurementOutcome::initial_not_held);  // never off the final line: no change seen
   for (auto& st : sms) {
     const std::int64_t from = st.e.first_at_or_after(*settled + static_cast<Nanos>(2 * slope));
     if (st.e.last() - from >= 2 * s.min_confirmation_iterations)
       st.final = fit_line(st.e, from, st.e.last(), st.e.last() - from > 16 * Boundaries::kBlock);
   }
-  settled = latest_departure_from_final(sms, sigma, slope, end, request_gpu_ns, s.z);
+  settled = pooled_departure(sms, &SmState::final, sigma, slope, request_gpu_ns, end, s.z, true);
   if (!settled) return failed(MeasurementOutcome::initial_not_held);
 
   // Per SM, the change point x (in iterations) that best explains the
@@ -513,31 +517,11 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
     for (const auto& st : sms) b += st.initial.b / count;
     return b;
   }();
-  // Coarse over block boundaries, then fine over every boundary of the
-  // block where the records first left the line.
-  const double block = static_cast<double>(Boundaries::kBlock) * initial_slope;
-  PooledScan coarse_forward(arrival_at, block, static_cast<std::size_t>(arrival / block) + 2);
-  for (const auto& st : sms)
-    for (std::int64_t i = (st.first + Boundaries::kBlock - 1) / Boundaries::kBlock * Boundaries::kBlock;
-         i < st.e.last(); i += Boundaries::kBlock) {
-      const Nanos t = st.e.at(i);
-      if (t > arrival_at) break;
-      coarse_forward.add(t, st.initial.residual(i, t) / (sigma * st.initial.spread(i)));
-    }
-  const std::int64_t kcd = coarse_forward.earliest_significant(s.z);
-  const Nanos fine_to = kcd >= 0 ? coarse_forward.bin_end(kcd) : arrival_at;
-  const Nanos fine_from = std::max<Nanos>(request_gpu_ns, fine_to - std::llround(2 * block));
-  PooledScan forward(fine_to, initial_slope, static_cast<std::size_t>(static_cast<double>(fine_to - fine_from) / initial_slope) + 2);
-  for (const auto& st : sms) {
-    std::int64_t i = std::max(st.first, st.e.first_at_or_after(fine_from));
-    if (i >= st.e.last()) continue;
-    for (Nanos t = st.e.at(i); t <= fine_to && i < st.e.last(); t += st.e.duration(i), ++i)
-      forward.add(t, st.initial.residual(i, t) / (sigma * st.initial.spread(i)));
-  }
-  const std::int64_t kd = forward.earliest_significant(s.z);
   // Mirrored: after the departure each boundary leads or lags the initial
   // line by the first step's rate per iteration since; before it none does.
-  const Nanos left_at = kd >= 0 ? forward.bin_end(kd + 1) : fine_from;
+  const Nanos left_at =
+      pooled_departure(sms, &SmState::initial, sigma, initial_slope, request_gpu_ns, arrival_at, s.z, false)
+          .value_or(std::max<Nanos>(request_gpu_ns, arrival_at - std::llround(2.0 * Boundaries::kBlock * initial_slope)));
   const auto since_left = [&](double iterations) { return left_at + std::llround(iterations * initial_slope); };
   std::vector<double> after_ratios;
   for (const auto& st : sms) {
