@@ -128,13 +128,9 @@ const ClockCalibration& Engine::calibration(Mhz mhz, std::int64_t fmas) {
   if (m.outcome == MeasurementOutcome::accepted) cal.wakeup_ms = m.switching_ms;
 
   const Telemetry t = clocks_.telemetry();
-  if (t.throttle.power) {
-    SkipReason why;
-    why.code = SkipReason::Code::clock_power_capped;
-    why.clock = mhz;
-    why.raw_reasons = t.throttle.raw_reasons;
-    state_.unusable_clocks[mhz] = why;
-  }
+  if (t.throttle.power)
+    state_.unusable_clocks[mhz] = {.code = SkipReason::Code::clock_power_capped, .clock = mhz,
+                                   .raw_reasons = t.throttle.raw_reasons};
   return calibrations_.emplace(key, std::move(cal)).first->second;
 }
 
@@ -173,14 +169,13 @@ std::vector<ClockPair> Engine::check_pairs() {
     } else if (auto jt = state_.unusable_clocks.find(pair.target); jt != state_.unusable_clocks.end()) {
       check.skip = jt->second;
     } else if (!check.means_differ) {
-      check.skip.code = SkipReason::Code::means_indistinguishable;
+      check.skip = {.code = SkipReason::Code::means_indistinguishable};
     } else if (check.band_overlap > settings_.max_band_overlap && !settings_.include_inseparable &&
                (settings_.detector == Detector::paper || adjacent(pair))) {
       // The paper's detector needs bands that barely overlap; the pooled one
       // separates clocks two steps apart, and only neighbours may be skipped.
-      check.skip.code = SkipReason::Code::bands_overlap;
-      check.skip.value = check.band_overlap;
-      check.skip.limit = settings_.max_band_overlap;
+      check.skip = {.code = SkipReason::Code::bands_overlap, .value = check.band_overlap,
+                    .limit = settings_.max_band_overlap};
     }
     if (!check.skip.skipped()) measured.push_back(pair);
     state_.checks.push_back(check);
@@ -302,10 +297,7 @@ void Engine::keep_traces(PairResult& result, const Attempt& a, int index) {
 void Engine::skip_if_power_capped(const Telemetry& tel, ClockPair pair) {
   if (!tel.throttle.power) return;
   state_.throttle_events.push_back({seconds_since_start(), pair, "power", "pair skipped", tel.throttle.raw_reasons});
-  SkipReason why;
-  why.code = SkipReason::Code::power_capping;
-  why.raw_reasons = tel.throttle.raw_reasons;
-  throw SkipPair{why};
+  throw SkipPair{{.code = SkipReason::Code::power_capping, .raw_reasons = tel.throttle.raw_reasons}};
 }
 
 PairResult Engine::measure_pair(ClockPair pair, std::size_t number, std::size_t count) {
@@ -338,12 +330,8 @@ PairResult Engine::measure_pair(ClockPair pair, std::size_t number, std::size_t 
         if (a.measurement.outcome == MeasurementOutcome::initial_not_held) {
           wakeup_ms_[pair.init] = std::min(2 * wakeup_for(pair.init), 10 * settings_.plan.max_capture_ms);
         } else if (a.measurement.outcome == MeasurementOutcome::not_captured) {
-          if (capture >= settings_.plan.max_capture_ms) {
-            SkipReason why;
-            why.code = SkipReason::Code::not_captured;
-            why.value = settings_.plan.max_capture_ms;
-            throw SkipPair{why};
-          }
+          if (capture >= settings_.plan.max_capture_ms)
+            throw SkipPair{{.code = SkipReason::Code::not_captured, .value = settings_.plan.max_capture_ms}};
           // A longer window for the rest of the pair.
           capture = std::min(capture * 10, settings_.plan.max_capture_ms);
           fmas = iteration_for(capture);
@@ -356,13 +344,9 @@ PairResult Engine::measure_pair(ClockPair pair, std::size_t number, std::size_t 
       result.capture_ms = capture;
       result.wakeup_ms = plan.wakeup_ms;
       if (!accepted) {
-        if (++failed_measurements >= settings_.max_failed_measurements) {
-          SkipReason why;
-          why.code = SkipReason::Code::measurements_failed;
-          why.count = failed_measurements;
-          why.tries = settings_.max_attempts;
-          throw SkipPair{why};
-        }
+        if (++failed_measurements >= settings_.max_failed_measurements)
+          throw SkipPair{{.code = SkipReason::Code::measurements_failed, .count = failed_measurements,
+                          .tries = settings_.max_attempts}};
         continue;
       }
       accepted->row.index = ++measurement_number;
