@@ -26,6 +26,13 @@ selftest() {  # name timeout args...
     && cmake --build build-h200 -j16 --target latest gpu_tests 2>&1 | tail -2
 } > "$log" 2>&1
 [ -x "$bin" ] || { tail -n 40 "$log"; exit 1; }
+# Read-only telemetry through the runs (power, temperature, the clocks the
+# card reports), to tell what each load does; the log's step times say which
+# run a sample belongs to.
+nvidia-smi --query-gpu=timestamp,power.draw,temperature.gpu,clocks.sm,clocks.mem,utilization.gpu,clocks_throttle_reasons.active \
+  --format=csv,nounits -lms 500 > "$out/telemetry.csv" 2>&1 &
+sampler=$!
 for run in "$@"; do eval "selftest $run" >> "$log" 2>&1; done
+kill "$sampler" 2>/dev/null
 gzip -f "$out/selftests.tar"
 cat "$log"

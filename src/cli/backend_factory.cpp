@@ -63,6 +63,7 @@ Backends open_sim(const BackendOptions& o) {
   sim::Injection injection;
   injection.thermal_at_s = o.sim_thermal_at_s;
   injection.power_cap_mhz = o.sim_power_cap_mhz;
+  if (o.sim_ramp) injection.ramp_shape = sim::ramp_shape_named(*o.sim_ramp);
   auto gpu = std::make_shared<sim::SimGpu>(profile, o.seed, injection);
   Backends b;
   b.workload = std::make_unique<sim::SimWorkload>(gpu);

@@ -27,6 +27,7 @@ struct BackendOptions {
   std::uint64_t seed = 1;
   std::vector<double> sim_thermal_at_s;
   std::optional<int> sim_power_cap_mhz;
+  std::optional<std::string> sim_ramp;  // every switch takes this ramp shape
   bool read_only = false;
   std::string clock_api = "locked";  // locked | application
   bool allow_busy = false;

@@ -106,6 +106,7 @@ nlohmann::json settings_json(const EngineSettings& s, const MeasureOptions& o) {
           {"seed", o.backend.seed},
           {"sim_thermal_at_s", o.backend.sim_thermal_at_s},
           {"sim_power_cap_mhz", opt(o.backend.sim_power_cap_mhz)},
+          {"sim_ramp", opt(o.backend.sim_ramp)},
           {"clock_control", o.backend.clock_control},
           {"clock_api", o.backend.clock_api},
           {"read_only", o.backend.read_only},
@@ -205,6 +206,9 @@ void add_measure_options(CLI::App& app, MeasureOptions& o) {
   expert->add_option("--sim-thermal-at", o.backend.sim_thermal_at_s, "simulator: thermal events at these seconds")
       ->delimiter(',');
   expert->add_option("--sim-power-cap", o.backend.sim_power_cap_mhz, "simulator: clocks above this MHz cannot be held");
+  expert->add_option("--sim-ramp", o.backend.sim_ramp,
+                     "simulator: every switch takes this ramp shape (four-steps, the default; steps, linear, "
+                     "overshoot, stall, slow-approach)");
   add_device_options(*app.add_option_group("Device and safety"), o.backend);
 }
 

@@ -167,15 +167,21 @@ struct SmState {
   double change_ns = 0;
   double change_sd_ns = 0;
   double departure_ns = 0;
+  // The fit with a stall (best_change_with_stall) and the line it is on.
+  Line local;
+  double step = 0, stall_u = 0, x_lo = 0, x_hi = 0;
   SmState(const SmRecords& r, double long_ratio) : sm(r.sm), e(r, long_ratio) {}
 };
 
-double median(std::vector<double> xs) {
+double quantile(std::vector<double> xs, double q) {
   if (xs.empty()) return std::numeric_limits<double>::quiet_NaN();
-  const auto mid = xs.begin() + static_cast<std::ptrdiff_t>(xs.size() / 2);
-  std::nth_element(xs.begin(), mid, xs.end());
-  return *mid;
+  const auto k = std::min(xs.size() - 1, static_cast<std::size_t>(q * static_cast<double>(xs.size())));
+  const auto at = xs.begin() + static_cast<std::ptrdiff_t>(k);
+  std::nth_element(xs.begin(), at, xs.end());
+  return *at;
 }
+
+double median(std::vector<double> xs) { return quantile(std::move(xs), 0.5); }
 
 // Pooled residuals in time bins of width `w`, counted back from `end`: bin k
 // covers (end − (k+1)·w, end − k·w]. Each SM's z is clipped at ±kClip
@@ -202,6 +208,14 @@ class PooledScan {
     return -1;
   }
   Nanos bin_end(std::int64_t k) const { return end_ - std::llround(static_cast<double>(k) * width_); }
+  // The nearest bin after (later: towards `end`) or before bin k that holds
+  // any sample; -1 if none.
+  std::int64_t next_sampled(std::int64_t k, bool later) const {
+    for (std::int64_t j = later ? k - 1 : k + 1; j >= 0 && j < static_cast<std::int64_t>(count_.size());
+         j += later ? -1 : 1)
+      if (count_[static_cast<std::size_t>(j)] > 0) return j;
+    return -1;
+  }
 
  private:
   // Pooled z beyond `z`, and a mean residual beyond kMinMean boundary
@@ -241,6 +255,31 @@ double best_change_point(const std::vector<std::pair<double, double>>& window, d
     if (cost < best_cost) best_cost = cost, best_x = x, used = split;
   }
   return best_x;
+}
+
+// The same fit where a stall S may come just before the change (every SM
+// halted while the clock relocks, docs/methodology.md): before x each
+// boundary is off by step·(x − i) − S. One SM's residuals fix only
+// u = step·x − S, and that x lies between the last boundary before the change
+// and the first after it; the stall, common to all SMs, is found across them.
+struct StallFit {
+  double u = 0, x_lo = 0, x_hi = 0;
+};
+StallFit best_change_with_stall(const std::vector<std::pair<double, double>>& window, double step) {
+  StallFit best;
+  double best_cost = std::numeric_limits<double>::infinity();
+  double before_sum = 0, before_sq = 0, after_sq = 0;
+  for (const auto& [i, r] : window) after_sq += r * r;
+  for (std::size_t split = 1; split < window.size(); ++split) {
+    const double v = window[split - 1].second + step * window[split - 1].first;
+    before_sum += v;
+    before_sq += v * v;
+    after_sq -= window[split - 1].second * window[split - 1].second;
+    const double u = before_sum / static_cast<double>(split);
+    const double cost = before_sq - u * before_sum + after_sq;
+    if (cost < best_cost) best_cost = cost, best = {u, window[split - 1].first, window[split].first};
+  }
+  return best;
 }
 
 // Whether the per-SM differences of two rates exceed `relevant` (ns per
@@ -305,10 +344,21 @@ std::optional<Nanos> pooled_departure(const std::vector<SmState>& sms, Line SmSt
       coarse.add(t, residual_z(st, i, t));
     }
   const std::int64_t kc = latest ? coarse.latest_significant(z) : coarse.earliest_significant(z);
-  // The boundary itself may lag the change by up to a block either way.
-  Nanos hi = kc >= 0 ? coarse.bin_end(kc) + std::llround(block) : latest ? from + std::llround(3 * block) : to;
+  // The change lies between the significant bin's samples and those of the
+  // next bin that has any, on the side looked at; a block either way for the
+  // boundaries' own lag. Coarse samples come a block of iterations apart, so
+  // at a slower clock, or with the SMs in step, bins between may be empty.
+  Nanos lo = from, hi = latest ? from + std::llround(3 * block) : to;
+  if (kc >= 0) {
+    const std::int64_t beyond = coarse.next_sampled(kc, latest);
+    const std::int64_t later = latest ? beyond : kc, earlier = latest ? kc : beyond;
+    hi = later >= 0 ? coarse.bin_end(later) + std::llround(block) : to;
+    lo = earlier >= 0 ? coarse.bin_end(earlier + 1) - std::llround(block) : from;
+  } else if (!latest) {
+    lo = to - std::llround(3 * block);
+  }
   hi = std::min(hi, to);
-  const Nanos lo = std::max<Nanos>(from, hi - std::llround(3 * block));
+  lo = std::max(lo, from);
   PooledScan fine(hi, slope, static_cast<std::size_t>(static_cast<double>(hi - lo) / slope) + 2);
   for (const auto& st : sms) {
     std::int64_t i = std::max(st.first, st.e.first_at_or_after(lo));
@@ -322,6 +372,32 @@ std::optional<Nanos> pooled_departure(const std::vector<SmState>& sms, Line SmSt
   if (kf >= 0) return latest ? fine.bin_end(kf) : fine.bin_end(kf + 1);
   if (kc >= 0) return latest ? hi : lo;
   return std::nullopt;
+}
+
+// A stall before the change: each SM's fit bounds it between the stalls that
+// put the change at either end of its mixed iteration; all SMs' bounds
+// together fix it, and with it each SM's change. A stall of a few boundary
+// noises or less is none: the fit without one stands.
+void place_after_stall(const std::vector<SmState*>& changed, double sigma, Nanos request_gpu_ns) {
+  constexpr double kNoises = 4;
+  if (changed.size() < 8) return;
+  std::vector<double> lows, highs;
+  for (const SmState* st : changed) {
+    const double a = st->step * st->x_lo - st->stall_u, b = st->step * st->x_hi - st->stall_u;
+    lows.push_back(std::min(a, b));
+    highs.push_back(std::max(a, b));
+  }
+  // Not the extremes: one SM's noise would move them.
+  const double lo = quantile(lows, 0.9), hi = quantile(highs, 0.1);
+  const double stall = (lo + hi) / 2;
+  if (stall < kNoises * sigma || lo > hi + kNoises * sigma) return;
+  for (SmState* st : changed) {
+    const double x = std::clamp((st->stall_u + stall) / st->step, st->x_lo, st->x_hi);
+    const Line& l = st->local;
+    st->change_ns = static_cast<double>(l.t0 - request_gpu_ns) + l.a + l.b * (x - static_cast<double>(l.i0));
+    st->change_sd_ns = std::min(l.b, std::hypot(st->change_sd_ns, std::abs(hi - lo) / 2 * l.b / std::abs(st->step)));
+    st->off = static_cast<std::int64_t>(x);
+  }
 }
 
 Measurement failed(MeasurementOutcome outcome) {
@@ -438,7 +514,7 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
     };
     // A ramp step shorter than the fitted stretch would bend the hinge: then
     // only the last few iterations before the change are used.
-    const std::int64_t half = s.points_per_sm / 2;
+    const std::int64_t half = s.points_per_sm / 4;
     const double near = pooled_ratio(0, half), far = pooled_ratio(half, half);
     if (std::isnan(near)) return failed(MeasurementOutcome::not_confirmed);
     points = std::isnan(far) || std::abs(near - far) * slope > sigma ? half : s.points_per_sm;
@@ -468,6 +544,10 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
       }
       std::size_t used = 0;
       const double best_x = best_change_point(window, step, used);
+      const StallFit stall = best_change_with_stall(window, step);
+      st.local = local;
+      st.step = step;
+      st.stall_u = stall.u, st.x_lo = stall.x_lo, st.x_hi = stall.x_hi;
       st.change_ns = static_cast<double>(local.t0 - request_gpu_ns) + local.a +
                      local.b * (best_x - static_cast<double>(local.i0));
       st.change_sd_ns = std::min(local.b, sigma * local.b / std::abs(step) /
@@ -475,6 +555,7 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
       st.off = static_cast<std::int64_t>(best_x);
       changed.push_back(&st);
     }
+    place_after_stall(changed, sigma, request_gpu_ns);
   }
   if (changed.empty()) return failed(MeasurementOutcome::not_confirmed);
   std::sort(changed.begin(), changed.end(),

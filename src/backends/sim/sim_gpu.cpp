@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <thread>
 
 #include "core/error.hpp"
@@ -9,12 +10,13 @@
 namespace latest::sim {
 namespace {
 constexpr Nanos kLaunchLatencyNs = 8'000;
-constexpr int kRampSteps = 4;
 constexpr double kThermalEventSeconds = 8;  // how long an injected thermal event holds
 }  // namespace
 
 SimGpu::SimGpu(const SimProfile& profile, std::uint64_t seed, Injection injection)
-    : profile_(profile), seed_(seed), injection_(std::move(injection)), rng_(seed) {
+    : profile_(profile), seed_(seed), injection_(std::move(injection)), rng_(seed),
+      shape_rng_(seed ^ 0x5A17E5ULL),
+      group_skew_ns_(static_cast<std::size_t>(profile.sm_groups), 0.0) {
   // Never assume the clocks agree (SPEC §4 saw -94 µs and +256 µs).
   gpu_offset_ns_ = static_cast<Nanos>(rng_.uniform(-300'000, 300'000));
   drift_ppm_ = rng_.uniform(-8.0, 8.0);  // the H200 showed 6 ppm against CLOCK_MONOTONIC_RAW
@@ -71,28 +73,83 @@ void SimGpu::request_clock(Nanos host_ns, Mhz target) {
   }
   latency_ms = std::max(latency_ms, 0.05);
   const double transition_ms = std::abs(to - from) < 1 ? 0.0 : latency_ms * model.transition_fraction;
-  last_truth_ = SwitchTruth{latency_ms, transition_ms};
 
   // A new request overrides any change still pending.
   const Nanos arrival = g + static_cast<Nanos>(latency_ms * 1e6);
   const Nanos departure = arrival - static_cast<Nanos>(transition_ms * 1e6);
-  while (timeline_.size() > 1 && timeline_.back().gpu_start >= departure) timeline_.pop_back();
-  const double start_mhz = mhz_at(departure);
+  // It cancels what an earlier one had yet to do: the clock stays where it
+  // is until the new departure.
+  while (timeline_.size() > 1 && timeline_.back().gpu_start > g) timeline_.pop_back();
+  Nanos first_step = arrival;
   if (transition_ms == 0) {
     timeline_.push_back({arrival, to});
   } else {
-    // The clock walks to the target in a few steps: the first at departure,
-    // the last (reaching the target) at arrival.
-    for (int k = 0; k < kRampSteps; ++k) {
-      const Nanos at = departure + (arrival - departure) * k / (kRampSteps - 1);
-      timeline_.push_back({at, start_mhz + (to - start_mhz) * (k + 1) / kRampSteps});
-    }
+    const auto steps = ramp(draw_shape(), from, to, departure, arrival);
+    first_step = steps.front().first;
+    for (const auto& [at, mhz] : steps) timeline_.push_back({at, mhz});
   }
+  // Each group of SMs (a GPC) follows the clock a little late: the switch is
+  // over when the last group is at the target, and began when the first left.
+  double latest = 0, earliest = 1e18;
+  for (double& skew : group_skew_ns_) {
+    skew = shape_rng_.uniform(0, profile_.max_group_skew_ns);
+    latest = std::max(latest, skew);
+    earliest = std::min(earliest, skew);
+  }
+  last_truth_ = SwitchTruth{latency_ms + latest / 1e6,
+                            transition_ms == 0 ? 0.0 : static_cast<double>(arrival - first_step) / 1e6 + (latest - earliest) / 1e6};
   // Keep the timeline short: nothing before the last few seconds is read again.
   const Nanos horizon = g - 60'000'000'000LL;
   std::size_t drop = 0;
   while (drop + 1 < timeline_.size() && timeline_[drop + 1].gpu_start < horizon) ++drop;
   timeline_.erase(timeline_.begin(), timeline_.begin() + static_cast<std::ptrdiff_t>(drop));
+}
+
+RampShape SimGpu::draw_shape() {
+  if (injection_.ramp_shape) return *injection_.ramp_shape;
+  const auto& w = profile_.ramp_shape_weights;
+  double pick = shape_rng_.uniform() * std::accumulate(w.begin(), w.end(), 0.0);
+  for (std::size_t k = 0; k < w.size(); ++k) {
+    if (pick < w[k]) return kRampShapes[k];
+    pick -= w[k];
+  }
+  return RampShape::four_steps;
+}
+
+std::vector<std::pair<Nanos, double>> SimGpu::ramp(RampShape shape, double from, double to, Nanos departure,
+                                                   Nanos arrival) {
+  std::vector<std::pair<Nanos, double>> steps;
+  const auto at = [&](double share) { return departure + static_cast<Nanos>(share * static_cast<double>(arrival - departure)); };
+  const double change = to - from;
+  switch (shape) {
+    case RampShape::four_steps:
+    case RampShape::steps: {
+      const int k = shape == RampShape::four_steps ? 4 : 1 + static_cast<int>(shape_rng_.uniform(0, 8));
+      for (int i = 0; i < k; ++i) steps.emplace_back(k == 1 ? arrival : at(static_cast<double>(i) / (k - 1)), from + change * (i + 1) / k);
+      return steps;
+    }
+    case RampShape::linear:
+      for (int i = 0; i < 32; ++i) steps.emplace_back(at(i / 32.0), from + change * (i + 1) / 33);
+      break;
+    case RampShape::overshoot: {
+      const double past = (shape_rng_.uniform() < 0.5 ? 1 : -1) * shape_rng_.uniform(0.03, 0.08) * std::abs(change);
+      steps.emplace_back(departure, from + change / 2);
+      steps.emplace_back(at(0.6), to + past);
+      break;
+    }
+    case RampShape::stall: {
+      steps.emplace_back(departure, from + change / 2);
+      const auto stall = static_cast<Nanos>(shape_rng_.uniform(2'000, 8'000));
+      steps.emplace_back(std::max(departure + 1, arrival - stall), 1e-3);
+      break;
+    }
+    case RampShape::slow_approach:
+      steps.emplace_back(departure, from + change * 0.6);
+      steps.emplace_back(at(0.3), to - change * shape_rng_.uniform(0.02, 0.05));
+      break;
+  }
+  steps.emplace_back(arrival, to);
+  return steps;
 }
 
 double SimGpu::advance_one(double t, std::size_t& seg, double cycles) const {
@@ -141,11 +198,15 @@ void SimGpu::generate_sm(const WindowSpec& spec, int s, std::uint64_t window_see
   Random rng(window_seed ^ (static_cast<std::uint64_t>(s + 1) * 0x9E3779B97F4A7C15ULL));
   const double cycles = static_cast<double>(spec.iteration_fmas) * noise.cycles_per_fma + noise.overhead_cycles +
                         sm_extra_cycles_[static_cast<std::size_t>(s)];
-  double t = static_cast<double>(pending_gpu_start_) + rng.uniform(0, 1000);
+  // The SM's group follows the clock `skew` late: its records are made on a
+  // timeline shifted by that much.
+  const double skew = group_skew_ns_[static_cast<std::size_t>(s) * group_skew_ns_.size() /
+                                     static_cast<std::size_t>(profile_.sm_count)];
+  double t = static_cast<double>(pending_gpu_start_) + rng.uniform(0, 1000) - skew;
   std::size_t seg = segment_index(static_cast<Nanos>(t));
   t = advance_iterations(t, seg, spec.warmup_iterations, cycles);
   auto quantise = [&](double x) {
-    return static_cast<Nanos>(std::floor((x + noise.jitter_sd_ns * rng.approx_normal()) / tick) * tick);
+    return static_cast<Nanos>(std::floor((x + skew + noise.jitter_sd_ns * rng.approx_normal()) / tick) * tick);
   };
   rec.sm = s;
   rec.duration_ns.resize(static_cast<std::size_t>(spec.iterations));
@@ -162,7 +223,7 @@ void SimGpu::generate_sm(const WindowSpec& spec, int s, std::uint64_t window_see
     rec.cycles[static_cast<std::size_t>(i)] = static_cast<std::uint32_t>(std::lround(c));
     prev = obs;
   }
-  end_ns = t;
+  end_ns = t + skew;
 }
 
 WindowRecords SimGpu::collect() {

@@ -17,6 +17,7 @@ namespace latest::sim {
 struct Injection {
   std::vector<double> thermal_at_s;  // virtual seconds at which an 8 s thermal event starts
   std::optional<Mhz> power_cap_mhz;  // clocks above it cannot be held
+  std::optional<RampShape> ramp_shape;  // every switch takes this shape, not the profile's draw
 };
 
 class SimGpu {
@@ -52,11 +53,16 @@ class SimGpu {
   double advance_iterations(double t, std::size_t& seg, std::int64_t count, double cycles) const;
   double advance_one(double t, std::size_t& seg, double cycles) const;
   void generate_sm(const WindowSpec& spec, int sm, std::uint64_t window_seed, SmRecords& out, double& end_ns) const;
+  // The clock's path from departure to arrival: (start, MHz) segments.
+  std::vector<std::pair<Nanos, double>> ramp(RampShape shape, double from, double to, Nanos departure, Nanos arrival);
+  RampShape draw_shape();
 
   SimProfile profile_;
   std::uint64_t seed_;
   Injection injection_;
   Random rng_;
+  Random shape_rng_;                  // ramp shapes and group skews, apart from the latencies
+  std::vector<double> group_skew_ns_; // per group of SMs, this switch's
   Nanos now_ = 1'000'000'000;  // host virtual time
   Nanos gpu_offset_ns_;        // true globaltimer - host offset at host 0
   double drift_ppm_;

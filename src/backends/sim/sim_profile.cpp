@@ -117,6 +117,7 @@ std::map<std::string, SimProfile> make_profiles() {
   a100.clocks = clock_range(210, 1410, 15);
   a100.memory_mhz = 1215;
   a100.noise.slow_iteration_probability = 1e-5;
+  a100.sm_groups = 7;
   profiles[a100.name] = a100;
 
   SimProfile rtx;
@@ -127,6 +128,7 @@ std::map<std::string, SimProfile> make_profiles() {
   rtx.memory_mhz = 7001;
   rtx.noise.slow_iteration_probability = 5e-5;
   rtx.noise.jitter_sd_ns = 8;
+  rtx.sm_groups = 6;
   profiles[rtx.name] = rtx;
   return profiles;
 }
@@ -137,6 +139,28 @@ const std::map<std::string, SimProfile>& profiles() {
 }
 
 }  // namespace
+
+const char* to_string(RampShape shape) {
+  switch (shape) {
+    case RampShape::four_steps: return "four-steps";
+    case RampShape::steps: return "steps";
+    case RampShape::linear: return "linear";
+    case RampShape::overshoot: return "overshoot";
+    case RampShape::stall: return "stall";
+    case RampShape::slow_approach: return "slow-approach";
+  }
+  return "?";
+}
+
+RampShape ramp_shape_named(const std::string& name) {
+  std::vector<std::string> names;
+  for (RampShape shape : kRampShapes) {
+    if (name == to_string(shape)) return shape;
+    names.emplace_back(to_string(shape));
+  }
+  throw Error(ErrorKind::bad_argument, fmt::format("unknown ramp shape '{}'", name),
+              fmt::format("choose one of: {}", fmt::join(names, ", ")));
+}
 
 PairLatencyModel SimProfile::latency_model(ClockPair pair) const {
   // h200 borrows the GH200 model: no H200 latencies are published.

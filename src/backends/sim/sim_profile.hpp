@@ -32,6 +32,22 @@ struct NoiseModel {
   double slow_iteration_factor = 1.5;
 };
 
+// How the clock walks from departure to arrival (docs/methodology.md,
+// "Simulator"). Whatever the shape, the clock is at the target for good from
+// the arrival on.
+enum class RampShape {
+  four_steps,     // four equal steps, evenly spaced (the default)
+  steps,          // 1 to 8 equal steps
+  linear,         // many small steps
+  overshoot,      // past the target (above or below), settling at arrival
+  stall,          // SMs halted a few µs while the clock relocks, just before arrival
+  slow_approach,  // the last step small and long
+};
+constexpr RampShape kRampShapes[] = {RampShape::four_steps, RampShape::steps, RampShape::linear, RampShape::overshoot, RampShape::stall,
+                                     RampShape::slow_approach};
+const char* to_string(RampShape shape);
+RampShape ramp_shape_named(const std::string& name);  // throws Error(bad_argument)
+
 struct SimProfile {
   std::string name;
   std::string device_name;
@@ -39,6 +55,13 @@ struct SimProfile {
   std::vector<Mhz> clocks;  // ascending
   Mhz memory_mhz = 0;
   double timer_tick_ns = 32;
+  // Each switch draws its ramp shape with these weights (kRampShapes' order).
+  // By default four equal steps: on the harder shapes the pooled detector is
+  // still early on some pairs (docs/methodology.md, "Simulator"), so they are
+  // chosen with --sim-ramp and forced one by one in the tests.
+  std::vector<double> ramp_shape_weights = {1, 0, 0, 0, 0, 0};
+  int sm_groups = 8;                // GPCs: SMs of one group take a clock change together
+  double max_group_skew_ns = 2000;  // per switch, each group follows the clock up to this late
   NoiseModel noise;
   double call_latency_min_ms = 0.15;  // t_r - t_s of the set-clock call
   double call_latency_max_ms = 0.5;
