@@ -22,8 +22,8 @@ selftest() {  # name timeout args...
 {
   date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.applications.graphics --format=csv
   step build
-  cmake -S . -B build-h200 -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DLATEST_BUILD_BENCHMARKS=OFF >/dev/null \
-    && cmake --build build-h200 -j16 --target latest gpu_tests 2>&1 | tail -2
+  cmake -S . -B build-h200 -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DLATEST_BUILD_BENCHMARKS=OFF -DLATEST_BUILD_TESTS=OFF >/dev/null \
+    && cmake --build build-h200 -j16 --target latest 2>&1 | tail -2
 } > "$log" 2>&1
 [ -x "$bin" ] || { tail -n 40 "$log"; exit 1; }
 # Read-only telemetry through the runs (power, temperature, the clocks the
