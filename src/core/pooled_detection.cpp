@@ -189,12 +189,15 @@ double median(std::vector<double> xs) { return quantile(std::move(xs), 0.5); }
 // significant; a clock change moves every SM at once.
 class PooledScan {
  public:
-  PooledScan(Nanos end, double width, std::size_t bins) : end_(end), width_(width), sum_(bins), count_(bins) {}
+  // `relevant`: where positive, a bin's mean value (not z) must also exceed it.
+  PooledScan(Nanos end, double width, std::size_t bins, double relevant = 0)
+      : end_(end), width_(width), relevant_(relevant), sum_(bins), raw_(bins), count_(bins) {}
   static constexpr double kClip = 8;
-  void add(Nanos t, double z) {
+  void add(Nanos t, double z, double value = 0) {
     const double k = std::floor(static_cast<double>(end_ - t) / width_);
     if (k < 0 || k >= static_cast<double>(sum_.size())) return;
     sum_[static_cast<std::size_t>(k)] += std::clamp(z, -kClip, kClip);
+    raw_[static_cast<std::size_t>(k)] += value;
     ++count_[static_cast<std::size_t>(k)];
   }
   std::int64_t earliest_significant(double z) const {
@@ -226,12 +229,14 @@ class PooledScan {
   bool significant(std::size_t k, double z) const {
     if (count_[k] == 0) return false;
     const auto n = static_cast<double>(count_[k]);
-    return std::abs(sum_[k]) / std::sqrt(n) > z && std::abs(sum_[k]) / n > kMinMean;
+    return std::abs(sum_[k]) / std::sqrt(n) > z && std::abs(sum_[k]) / n > kMinMean &&
+           (relevant_ <= 0 || std::abs(raw_[k]) / n > relevant_);
   }
 
   Nanos end_;
   double width_;
-  std::vector<double> sum_;
+  double relevant_;
+  std::vector<double> sum_, raw_;
   std::vector<int> count_;
 };
 
@@ -325,24 +330,30 @@ void remove_interrupts(std::vector<SmState>& sms, double global_share) {
 
 // Where the records leave the SMs' `line` (their final or initial one)
 // within (from, to]: the end of the latest, or the start of the earliest,
-// time bin whose pooled residual is significant. A coarse scan over block
-// boundaries finds the block; a fine scan over every boundary around it, in
-// bins of one iteration (`slope`), the iteration. Empty when no bin is.
+// time bin whose pooled deviation is significant. A coarse scan over blocks
+// finds the block: each block's mean iteration against the line's, beyond
+// `relevant` ns, so that a slow drift of the rate (some H200s: the windows'
+// tails extrapolated back were off by microseconds) is no change. A fine scan
+// over every boundary around it, in bins of one iteration (`slope`), finds
+// the iteration: residuals against a line of each SM's iterations just
+// beyond the range, where that drift cannot build up. Empty when no bin is.
 std::optional<Nanos> pooled_departure(const std::vector<SmState>& sms, Line SmState::*line, double sigma, double slope,
-                                      Nanos from, Nanos to, double z, bool latest) {
+                                      double relevant, Nanos from, Nanos to, double z, bool latest) {
+  constexpr std::int64_t kReference = 200;  // iterations each side's local line is fitted on
   const double block = static_cast<double>(Boundaries::kBlock) * slope;
-  const auto residual_z = [&](const SmState& st, std::int64_t i, Nanos t) {
-    const Line& l = st.*line;
-    return l.residual(i, t) / (sigma * l.spread(i));
-  };
-  PooledScan coarse(to, block, static_cast<std::size_t>(static_cast<double>(to - from) / block) + 2);
-  for (const auto& st : sms)
-    for (std::int64_t i = (st.first + Boundaries::kBlock - 1) / Boundaries::kBlock * Boundaries::kBlock;
-         i <= st.e.last(); i += Boundaries::kBlock) {
-      const Nanos t = st.e.at(i);
-      if (t > to) break;
-      coarse.add(t, residual_z(st, i, t));
+  const double block_noise = sigma * std::sqrt(2.0) / static_cast<double>(Boundaries::kBlock);
+  PooledScan coarse(to, block, static_cast<std::size_t>(static_cast<double>(to - from) / block) + 2, relevant);
+  for (const auto& st : sms) {
+    const double b = (st.*line).b;
+    std::int64_t i = (st.first + Boundaries::kBlock - 1) / Boundaries::kBlock * Boundaries::kBlock;
+    if (i + Boundaries::kBlock > st.e.last()) continue;
+    for (Nanos t = st.e.at(i); i + Boundaries::kBlock <= st.e.last() && t <= to; i += Boundaries::kBlock) {
+      const Nanos next = st.e.at(i + Boundaries::kBlock);
+      const double off = static_cast<double>(next - t) / static_cast<double>(Boundaries::kBlock) - b;
+      coarse.add(t, off / block_noise, off);
+      t = next;
     }
+  }
   const std::int64_t kc = latest ? coarse.latest_significant(z) : coarse.earliest_significant(z);
   // The change lies between the significant bin's samples and those of the
   // next bin that has any, on the side looked at; a block either way for the
@@ -363,8 +374,18 @@ std::optional<Nanos> pooled_departure(const std::vector<SmState>& sms, Line SmSt
   for (const auto& st : sms) {
     std::int64_t i = std::max(st.first, st.e.first_at_or_after(lo));
     if (i > st.e.last()) continue;
+    // The reference: the SM's iterations just after the range (arrival) or
+    // just before it (departure), else its whole segment's line.
+    Line reference = st.*line;
+    if (latest) {
+      const std::int64_t k = st.e.first_at_or_after(hi);
+      if (k + kReference / 4 <= st.e.last()) reference = fit_line(st.e, k, std::min(st.e.last(), k + kReference));
+    } else {
+      const std::int64_t k = std::min(i, st.e.last());
+      if (k - kReference / 4 >= st.initial.i0) reference = fit_line(st.e, std::max(st.initial.i0, k - kReference), k);
+    }
     for (Nanos t = st.e.at(i); t <= hi; t += st.e.duration(i), ++i) {
-      fine.add(t, residual_z(st, i, t));
+      fine.add(t, reference.residual(i, t) / (sigma * reference.spread(i)));
       if (i == st.e.last()) break;
     }
   }
@@ -479,14 +500,16 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
   // Pass 1 finds the change against lines fitted on the window's tail;
   // pass 2 refits each final line on everything after it, so the lines are
   // exact near the change, and finds it again.
-  std::optional<Nanos> settled = pooled_departure(sms, &SmState::final, sigma, slope, request_gpu_ns, end, s.z, true);
+  const double relevant_target = s.relevant_rate_share * target_tol_ns;
+  std::optional<Nanos> settled =
+      pooled_departure(sms, &SmState::final, sigma, slope, relevant_target, request_gpu_ns, end, s.z, true);
   if (!settled) return failed(MeasurementOutcome::initial_not_held);  // never off the final line: no change seen
   for (auto& st : sms) {
     const std::int64_t from = st.e.first_at_or_after(*settled + static_cast<Nanos>(2 * slope));
     if (st.e.last() - from >= 2 * s.min_confirmation_iterations)
       st.final = fit_line(st.e, from, st.e.last(), st.e.last() - from > 16 * Boundaries::kBlock);
   }
-  settled = pooled_departure(sms, &SmState::final, sigma, slope, request_gpu_ns, end, s.z, true);
+  settled = pooled_departure(sms, &SmState::final, sigma, slope, relevant_target, request_gpu_ns, end, s.z, true);
   if (!settled) return failed(MeasurementOutcome::initial_not_held);
 
   // Per SM, the change point x (in iterations) that best explains the
@@ -606,7 +629,8 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
   // Mirrored: after the departure each boundary leads or lags the initial
   // line by the first step's rate per iteration since; before it none does.
   const Nanos left_at =
-      pooled_departure(sms, &SmState::initial, sigma, initial_slope, request_gpu_ns, arrival_at, s.z, false)
+      pooled_departure(sms, &SmState::initial, sigma, initial_slope, s.relevant_rate_share * initial_tol_ns,
+                       request_gpu_ns, arrival_at, s.z, false)
           .value_or(std::max<Nanos>(request_gpu_ns, arrival_at - std::llround(2.0 * Boundaries::kBlock * initial_slope)));
   const auto since_left = [&](double iterations) { return left_at + std::llround(iterations * initial_slope); };
   std::vector<double> after_ratios;
