@@ -61,7 +61,9 @@ class Boundaries {
     fixed_[i] = like;
     for (std::size_t b = static_cast<std::size_t>(i / kBlock) + 1; b < blocks_.size(); ++b) blocks_[b] -= delta;
   }
-  std::int64_t last() const { return static_cast<std::int64_t>(d_.size()); }
+  std::int64_t last() const { return limit_; }
+  // Ends the records at boundary n.
+  void end_at(std::int64_t n) { limit_ = std::clamp<std::int64_t>(n, 0, limit_); }
   Nanos at(std::int64_t i) const {
     const std::int64_t b = i / kBlock;
     Nanos t = blocks_[static_cast<std::size_t>(b)];
@@ -73,6 +75,7 @@ class Boundaries {
     auto it = std::lower_bound(blocks_.begin(), blocks_.end(), t);
     std::int64_t b = std::max<std::int64_t>(0, (it - blocks_.begin()) - 1);
     std::int64_t i = b * kBlock;
+    if (i > last()) return last() + 1;
     Nanos e = blocks_[static_cast<std::size_t>(b)];
     while (i <= last() && e < t) {
       if (i == last()) return last() + 1;
@@ -89,6 +92,7 @@ class Boundaries {
 
  private:
   const std::vector<std::uint32_t>& d_;
+  std::int64_t limit_ = static_cast<std::int64_t>(d_.size());
   std::uint32_t long_ns_ = std::numeric_limits<std::uint32_t>::max();  // shorter ones are never fixed
   std::vector<Nanos> blocks_;  // boundary k·kBlock, and the last one
   std::vector<std::int64_t> long_;
@@ -441,6 +445,18 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
   all.reserve(records.sms.size());
   for (const auto& r : records.sms) all.emplace_back(r, s.long_iteration);
   remove_interrupts(all, s.global_share);
+  // Only while every SM still runs: once the first has finished its window,
+  // the others' iterations change pace (the H200: a late "change" in the
+  // last block of many windows). One block of margin.
+  Nanos common_end = std::numeric_limits<Nanos>::max();
+  for (const auto& st : all)
+    if (st.e.last() > 0) common_end = std::min(common_end, st.e.at(st.e.last()));
+  for (auto& st : all) {
+    if (st.e.last() <= 0) continue;
+    const std::int64_t i = st.e.first_at_or_after(common_end);
+    const std::int64_t keep = std::max<std::int64_t>(0, std::min(i, st.e.last()) - Boundaries::kBlock);
+    st.e.end_at(keep);
+  }
 
   std::vector<SmState> sms;
   sms.reserve(all.size());
