@@ -54,6 +54,9 @@ EngineSettings engine_settings(const MeasureOptions& o, const std::vector<Mhz>& 
   s.max_band_overlap = o.max_band_overlap;
   s.include_inseparable = o.include_inseparable;
   s.save_traces = o.save_traces;
+  // On a real GPU the first measurements of each pair (and every misfit)
+  // keep their traces by default: evidence of what a real card does.
+  s.trace_first = o.trace_first.value_or(simulated ? 0 : 3);
   s.plan.iteration_fmas = o.iteration_fmas;
   s.plan.capture_ms = o.capture_ms;
   s.plan.wakeup_ms = o.wakeup_ms;
@@ -81,6 +84,7 @@ nlohmann::json settings_json(const EngineSettings& s, const MeasureOptions& o) {
           {"max_band_overlap", s.max_band_overlap},
           {"include_inseparable", s.include_inseparable},
           {"save_traces", s.save_traces},
+          {"trace_first", s.trace_first},
           {"detector", to_string(s.detector)},
           {"confidence", s.detection.confidence},
           {"confirmation_iterations", s.detection.confirmation_iterations},
@@ -191,6 +195,10 @@ void add_measure_options(CLI::App& app, MeasureOptions& o) {
       ->capture_default_str();
   app.add_flag("--plan", o.plan_only, "print the pairs, the planned windows and the GPU time, then exit");
   app.add_flag("--save-traces", o.save_traces, "keep each SM's records around every switch (traces/)");
+  app.add_option("--trace-first", o.trace_first,
+                 "keep the traces of the first N measurements of each pair and of its first N misfits "
+                 "(default: 3 on a real GPU, 0 on the simulator; at most 256 MB a run)")
+      ->check(CLI::NonNegativeNumber);
   auto* expert = app.add_option_group("Expert options");
   expert->add_flag("--include-inseparable", o.include_inseparable,
                    "also measure pairs whose ±2σ bands overlap more than --max-band-overlap");

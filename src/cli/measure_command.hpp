@@ -19,6 +19,7 @@ struct MeasureOptions {
   int max_measurements = 500;
   bool plan_only = false;
   bool save_traces = false;
+  std::optional<int> trace_first;
   bool include_inseparable = false;
   double max_band_overlap = 0.0;
   std::optional<std::int64_t> iteration_fmas;

@@ -53,7 +53,8 @@ SessionResult run_session(Backends& backends, const EngineSettings& settings, co
                           const std::string& output) {
   nlohmann::json run_key = settings_doc;
   run_key["device_uuid"] = backends.clocks->identity().uuid;
-  run_key.erase("save_traces");
+  run_key.erase("save_traces");  // what is kept, not what is measured
+  run_key.erase("trace_first");
   ResultStore store(output, run_key, settings_doc, describe);
   const auto done = store.resume();
   if (!done.empty()) fmt::print(stderr, "latest: resuming {}: {} pairs already done\n", output, done.size());

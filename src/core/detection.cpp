@@ -30,6 +30,15 @@ const char* to_string(MeasurementOutcome outcome) {
   return "?";
 }
 
+const char* to_string(Misfit misfit) {
+  switch (misfit) {
+    case Misfit::stall: return "stall";
+    case Misfit::non_monotone: return "non_monotone";
+    case Misfit::sms_disagree: return "sms_disagree";
+  }
+  return "?";
+}
+
 const char* to_string(Detector detector) {
   return detector == Detector::paper ? "paper" : "pooled";
 }

@@ -58,6 +58,17 @@ const char* to_string(MeasurementOutcome outcome);
 enum class Detector { pooled, paper };
 const char* to_string(Detector detector);
 
+// Records that do not fit the model the detector assumes (a clean ramp of
+// one rate after another, the same for every SM). A measurement with any is
+// still reported; its flags and traces let a user show us the card.
+enum class Misfit : unsigned {
+  stall = 1u << 0,         // every SM halted just before the change
+  non_monotone = 1u << 1,  // the rate went past the target before it settled
+  sms_disagree = 1u << 2,  // SMs changed far apart, or the latest one alone
+};
+constexpr Misfit kMisfits[] = {Misfit::stall, Misfit::non_monotone, Misfit::sms_disagree};
+const char* to_string(Misfit misfit);
+
 struct Measurement {
   MeasurementOutcome outcome = MeasurementOutcome::not_captured;
   double switching_ms = 0;    // request to arrival (paper: max over accepted SMs of t_e - t_s)
@@ -66,6 +77,7 @@ struct Measurement {
   int accepted_sms = 0;
   int max_sm = -1;            // the SM that set switching_ms
   double sm_spread_ms = 0;    // max - min of t_e over accepted SMs
+  unsigned misfits = 0;       // Misfit bits (the pooled detector's)
   std::vector<SmDetection> per_sm;
 };
 

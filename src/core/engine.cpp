@@ -242,11 +242,12 @@ Engine::Attempt Engine::measure_once(ClockPair pair, const WindowPlan& plan) {
   det.target_tol_ns = neighbour_tolerance_ns(pair.target, ct.pooled.iteration.mean, supported_);
   det.initial_tol_ns = neighbour_tolerance_ns(pair.init, ci.pooled.iteration.mean, supported_);
   const double cpu0 = cpu_seconds();
+  // Both detectors on every window; the selected one's numbers are reported,
+  // the pooled one's misfit flags always.
   a.paper = detect_switch(a.records, a.request_gpu_ns, ci, ct, det);
-  a.measurement = settings_.detector == Detector::paper
-                      ? a.paper
-                      : detect_switch_pooled(a.records, a.request_gpu_ns, ci, ct, det.initial_tol_ns,
-                                             det.target_tol_ns, settings_.pooled);
+  const Measurement pooled =
+      detect_switch_pooled(a.records, a.request_gpu_ns, ci, ct, det.initial_tol_ns, det.target_tol_ns, settings_.pooled);
+  a.measurement = settings_.detector == Detector::paper ? a.paper : pooled;
   a.detection_cpu_s = cpu_seconds() - cpu0;
 
   MeasurementRow& row = a.row;
@@ -258,6 +259,7 @@ Engine::Attempt Engine::measure_once(ClockPair pair, const WindowPlan& plan) {
     row.paper_transition_ms = a.paper.transition_ms;
   }
   row.call_ms = static_cast<double>(t_r - t_s) / 1e6;
+  row.misfits = pooled.misfits;
   row.accepted_sms = a.measurement.accepted_sms;
   row.max_sm = a.measurement.max_sm;
   row.sm_spread_ms = a.measurement.sm_spread_ms;
@@ -270,28 +272,44 @@ Engine::Attempt Engine::measure_once(ClockPair pair, const WindowPlan& plan) {
 }
 
 void Engine::keep_traces(PairResult& result, const Attempt& a, int index) {
-  const int margin = settings_.trace_margin;
+  constexpr std::int64_t kRowBytes = 40;
+  const auto margin = static_cast<std::size_t>(settings_.trace_margin);
+  std::vector<TraceRow> rows;
   for (std::size_t s = 0; s < a.records.sms.size(); ++s) {
     const SmRecords& sm = a.records.sms[s];
     const SmDetection& det = a.measurement.per_sm[s];
-    std::vector<Nanos> starts(sm.duration_ns.size());
+    const std::size_t n = sm.duration_ns.size();
+    std::vector<Nanos> starts(n);
     Nanos t = sm.first_start_ns;
-    std::size_t first = sm.duration_ns.size(), arrival = first;
-    for (std::size_t i = 0; i < sm.duration_ns.size(); ++i) {
+    std::size_t first = n, arrival = n;
+    for (std::size_t i = 0; i < n; ++i) {
       starts[i] = t;
-      if (first == sm.duration_ns.size() && t >= a.request_gpu_ns) first = i;
+      if (first == n && t >= a.request_gpu_ns) first = i;
       t += sm.duration_ns[i];
       // The iteration the arrival ends (the paper's) or falls in (the pooled one).
-      if (det.outcome == SmOutcome::accepted && arrival == sm.duration_ns.size() && t >= det.arrival_ns) arrival = i;
+      if (det.outcome == SmOutcome::accepted && arrival == n && t >= det.arrival_ns) arrival = i;
     }
-    if (first == sm.duration_ns.size()) continue;
-    const std::size_t last = arrival < sm.duration_ns.size() ? arrival : first;
-    const std::size_t from = first > static_cast<std::size_t>(margin) ? first - static_cast<std::size_t>(margin) : 0;
-    const std::size_t to = std::min(sm.duration_ns.size(), last + static_cast<std::size_t>(margin) + 1);
-    for (std::size_t i = from; i < to; ++i)
-      result.traces.push_back({index, sm.sm, static_cast<std::int64_t>(i), starts[i] - a.request_gpu_ns,
-                               sm.duration_ns[i], i < sm.cycles.size() ? sm.cycles[i] : 0u});
+    if (first == n) continue;
+    // In full around the request and around this SM's change; the ramp
+    // between thinned to every k-th iteration, so an SM keeps at most
+    // trace_rows_per_sm rows whatever the latency.
+    const std::size_t last = arrival < n ? arrival : first;
+    const std::size_t from = first > margin ? first - margin : 0;
+    const std::size_t to = std::min(n, last + margin + 1);
+    const std::size_t full = 4 * margin + 2;
+    const std::size_t room = static_cast<std::size_t>(std::max(settings_.trace_rows_per_sm, 1));
+    const std::size_t stride = to - from <= room ? 1 : std::max<std::size_t>(1, (to - from) / std::max<std::size_t>(1, room > full ? room - full : 1));
+    for (std::size_t i = from; i < to; ++i) {
+      const bool near = i < first + margin + 1 || i + margin + 1 > last;
+      if (!near && (i - from) % stride != 0) continue;
+      rows.push_back({index, sm.sm, static_cast<std::int64_t>(i), starts[i] - a.request_gpu_ns, sm.duration_ns[i],
+                      i < sm.cycles.size() ? sm.cycles[i] : 0u});
+    }
   }
+  const auto bytes = static_cast<std::int64_t>(rows.size()) * kRowBytes;
+  if (!settings_.save_traces && trace_bytes_ + bytes > settings_.trace_budget_bytes) return;
+  trace_bytes_ += bytes;
+  result.traces.insert(result.traces.end(), rows.begin(), rows.end());
 }
 
 void Engine::skip_if_power_capped(const Telemetry& tel, ClockPair pair) {
@@ -308,6 +326,7 @@ PairResult Engine::measure_pair(ClockPair pair, std::size_t number, std::size_t 
   std::int64_t fmas = state_.iteration_fmas;
   const Nanos pair_start = workload_.time().now_ns();
   int measurement_number = 0;
+  int traced_misfits = 0;  // misfits keep traces too, as many as the first measurements
   int failed_measurements = 0;
   try {
     for (;;) {
@@ -350,7 +369,9 @@ PairResult Engine::measure_pair(ClockPair pair, std::size_t number, std::size_t 
         continue;
       }
       accepted->row.index = ++measurement_number;
-      if (settings_.save_traces) keep_traces(result, *accepted, accepted->row.index);
+      if (settings_.save_traces || static_cast<int>(result.rows.size()) < settings_.trace_first ||
+          (accepted->row.misfits != 0 && traced_misfits++ < settings_.trace_first))
+        keep_traces(result, *accepted, accepted->row.index);
       result.rows.push_back(accepted->row);
 
       auto n = static_cast<int>(result.rows.size());

@@ -32,8 +32,14 @@ struct EngineSettings {
   int max_failed_measurements = 5;// failed measurements before the pair is skipped
   double max_band_overlap = 0.0;  // separability gate (0 = bands must be disjoint)
   bool include_inseparable = false;
+  // Traces (each SM's records around a switch): of every measurement, or of
+  // the first `trace_first` of each pair and as many of its misfits, within
+  // `trace_budget_bytes` over the run (rows of about 40 bytes).
   bool save_traces = false;
-  int trace_margin = 32;          // iterations kept either side of the switch
+  int trace_first = 0;
+  std::int64_t trace_budget_bytes = 256ll << 20;
+  int trace_margin = 32;          // iterations kept either side of the request and of each SM's change
+  int trace_rows_per_sm = 256;    // the ramp between them thinned to fit
   PlanSettings plan;
   Detector detector = Detector::pooled;  // whose numbers are reported; both always run
   DetectionSettings detection;           // the paper's detector
@@ -97,6 +103,7 @@ struct MeasurementRow {
   std::optional<double> power_w;
   std::optional<Mhz> memory_mhz;  // kept in the manifest per pair; the CSV's columns are fixed
   std::optional<SwitchTruth> truth;
+  unsigned misfits = 0;  // Misfit bits of the selected detector
 };
 
 // Each SM's records around one switch, for auditing detection.
@@ -215,6 +222,7 @@ class Engine {
   double wakeup_for(Mhz init) const;
   std::int64_t iteration_for(double capture_ms);
   void keep_traces(PairResult& result, const Attempt& attempt, int index);
+  std::int64_t trace_bytes_ = 0;  // kept so far in the run
   double seconds_since_start();
 
   Workload& workload_;

@@ -403,9 +403,9 @@ std::optional<Nanos> pooled_departure(const std::vector<SmState>& sms, Line SmSt
 // put the change at either end of its mixed iteration; all SMs' bounds
 // together fix it, and with it each SM's change. A stall of a few boundary
 // noises or less is none: the fit without one stands.
-void place_after_stall(const std::vector<SmState*>& changed, double sigma, Nanos request_gpu_ns) {
+bool place_after_stall(const std::vector<SmState*>& changed, double sigma, Nanos request_gpu_ns) {
   constexpr double kNoises = 4;
-  if (changed.size() < 8) return;
+  if (changed.size() < 8) return false;
   std::vector<double> lows, highs;
   for (const SmState* st : changed) {
     const double a = st->step * st->x_lo - st->stall_u, b = st->step * st->x_hi - st->stall_u;
@@ -419,7 +419,7 @@ void place_after_stall(const std::vector<SmState*>& changed, double sigma, Nanos
   // (the H200: 320 ns, which as a stall moved arrivals a fifth of an
   // iteration early).
   const double lo = quantile(lows, 0.9), hi = quantile(highs, 0.1);
-  if (lo < kNoises * sigma || lo > hi + kNoises * sigma) return;
+  if (lo < kNoises * sigma || lo > hi + kNoises * sigma) return false;
   const double stall = (lo + hi) / 2;
   for (SmState* st : changed) {
     const double x = std::clamp((st->stall_u + stall) / st->step, st->x_lo, st->x_hi);
@@ -428,6 +428,7 @@ void place_after_stall(const std::vector<SmState*>& changed, double sigma, Nanos
     st->change_sd_ns = std::min(l.b, std::hypot(st->change_sd_ns, std::abs(hi - lo) / 2 * l.b / std::abs(st->step)));
     st->off = static_cast<std::int64_t>(x);
   }
+  return true;
 }
 
 Measurement failed(MeasurementOutcome outcome) {
@@ -543,6 +544,8 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
   };
   std::vector<SmState*> changed;
   std::int64_t points = s.points_per_sm;
+  bool stalled = false;
+  double last_ratio = 1;  // before the change over after it, as the hinge used it
   for (const bool own : {false, true}) {
     // The iteration length over `span` iterations ending `gap` before the centre, over the final one.
     const auto pooled_ratio = [&](std::int64_t gap, std::int64_t span) {
@@ -563,6 +566,7 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
     if (std::isnan(near)) return failed(MeasurementOutcome::not_confirmed);
     points = std::isnan(far) || std::abs(near - far) * slope > sigma ? half : s.points_per_sm;
     const double ratio = points == half ? near : pooled_ratio(0, points);
+    last_ratio = ratio;
     changed.clear();
     for (auto& st : sms) {
       if (own && st.off < 0) continue;
@@ -599,7 +603,7 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
       st.off = static_cast<std::int64_t>(best_x);
       changed.push_back(&st);
     }
-    place_after_stall(changed, sigma, request_gpu_ns);
+    stalled = place_after_stall(changed, sigma, request_gpu_ns);
   }
   if (changed.empty()) return failed(MeasurementOutcome::not_confirmed);
   std::sort(changed.begin(), changed.end(),
@@ -613,8 +617,9 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
   for (const auto* st : changed) own_sd.push_back(st->change_sd_ns);
   const double noise = median(own_sd);
   const SmState* pick = changed.back();
-  if (changed.size() > 2 && pick->change_ns - changed[changed.size() - 2]->change_ns > 4 * std::max(noise, pick->change_sd_ns))
-    pick = changed[changed.size() - 2];
+  const bool alone =
+      changed.size() > 2 && pick->change_ns - changed[changed.size() - 2]->change_ns > 4 * std::max(noise, pick->change_sd_ns);
+  if (alone) pick = changed[changed.size() - 2];
   const double selection_bias = noise * normal_quantile(1 - 1.0 / static_cast<double>(changed.size() + 1));
   const double arrival = std::max(changed[changed.size() / 2]->change_ns, pick->change_ns - selection_bias);
   const Nanos arrival_at = request_gpu_ns + std::llround(arrival);
@@ -687,6 +692,17 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
   m.accepted_sms = static_cast<int>(changed.size());
   m.max_sm = pick->sm;
   m.sm_spread_ms = (changed.back()->change_ns - changed.front()->change_ns) / 1e6;
+  // Misfits. SMs may take a change up to an iteration of the initial clock
+  // apart (each at its own boundary) and GPCs a few µs apart; beyond two
+  // iterations of the slower clock and 5 µs they disagree. Past the target:
+  // just before the change the iterations were on the far side of the final
+  // length from the initial one, by more than the relevance threshold.
+  const double slower_ns = std::max(initial_slope, slope);
+  if (stalled) m.misfits |= static_cast<unsigned>(Misfit::stall);
+  if (alone || m.sm_spread_ms * 1e6 > 2 * slower_ns + 5'000) m.misfits |= static_cast<unsigned>(Misfit::sms_disagree);
+  const double initial_ratio = initial_slope / slope;
+  if ((last_ratio - 1) * (initial_ratio - 1) < 0 && std::abs(last_ratio - 1) * slope > relevant_target)
+    m.misfits |= static_cast<unsigned>(Misfit::non_monotone);
   // The latest SM's own precision, and what the correction for picking it may miss.
   m.uncertainty_us = std::hypot(pick->change_sd_ns, selection_bias / 2) / 1e3;
   for (const auto& st : sms) {

@@ -17,11 +17,34 @@ namespace {
 
 json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
+double median_of(std::vector<double> xs) {
+  if (xs.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(xs.begin(), xs.end());
+  const std::size_t n = xs.size();
+  return n % 2 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
+}
+
 json gpu_json(const GpuAnalysis& g, const json& summary, const json& matrices) {
   const GpuResults& r = *g.results;
+  // Per pair from the runs' manifests: misfit counts and the trace file.
+  std::map<std::pair<Mhz, Mhz>, json> misfits;
+  std::map<std::pair<Mhz, Mhz>, std::string> traces;
+  for (std::size_t i = 0; i < r.manifests.size(); ++i)
+    for (const auto& e : r.manifests[i].value("pairs", json::array())) {
+      const std::pair<Mhz, Mhz> k{e.value("init_mhz", 0), e.value("target_mhz", 0)};
+      json counts = json::object();
+      const json found = e.value("misfits", json::object());
+      for (const auto& [kind, v] : found.items()) counts[kind] = v.value("count", 0);
+      if (!counts.empty()) misfits.emplace(k, counts);
+      if (e.contains("trace_file")) traces.emplace(k, (r.dirs[i] / e["trace_file"].get<std::string>()).string());
+    }
   json pairs = json::array();
   for (const auto& p : g.pairs) {
     const PairMeasurements& m = r.pairs.at({p.pair.init, p.pair.target});
+    const std::pair<Mhz, Mhz> k{p.pair.init, p.pair.target};
+    std::vector<double> own, paper;  // measurements both detectors dated
+    for (std::size_t i = 0; i < m.switching_ms.size(); ++i)
+      if (std::isfinite(m.paper_switching_ms[i])) own.push_back(m.switching_ms[i]), paper.push_back(m.paper_switching_ms[i]);
     // 0.1 us is finer than any iteration; rounding keeps a full matrix's page small.
     std::vector<double> values;
     values.reserve(m.switching_ms.size());
@@ -30,7 +53,10 @@ json gpu_json(const GpuAnalysis& g, const json& summary, const json& matrices) {
                      {"index", m.index}, {"labels", p.clustering.labels}, {"outliers", p.clustering.noise},
                      {"clusters", p.clustering.clusters}, {"silhouette", num(p.clustering.silhouette)},
                      {"flagged", p.clustering.flagged}, {"min", num(p.filtered.min)}, {"median", num(p.filtered.median)},
-                     {"mean", num(p.filtered.mean)}, {"max", num(p.filtered.max)}});
+                     {"mean", num(p.filtered.mean)}, {"max", num(p.filtered.max)},
+                     {"both_n", own.size()}, {"own_median", num(median_of(own))}, {"paper_median", num(median_of(paper))},
+                     {"misfits", misfits.count(k) ? misfits.at(k) : json::object()},
+                     {"trace_file", traces.count(k) ? json(traces.at(k)) : json(nullptr)}});
   }
   json skipped = json::array();
   for (const auto& [k, why] : r.skipped) skipped.push_back({{"init", k.first}, {"target", k.second}, {"reason", why}});

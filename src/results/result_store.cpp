@@ -205,6 +205,15 @@ void ResultStore::pair_finished(const PairResult& r, const RunState& state) {
   for (const auto& row : r.rows)
     if (row.memory_mhz) memory.insert(*row.memory_mhz);
   j["memory_mhz_seen"] = memory;
+  // Measurements whose records did not fit the detector's model, by kind.
+  json misfits = json::object();
+  for (Misfit m : kMisfits) {
+    std::vector<int> which;
+    for (const auto& row : r.rows)
+      if (row.misfits & static_cast<unsigned>(m)) which.push_back(row.index);
+    if (!which.empty()) misfits[to_string(m)] = {{"count", which.size()}, {"measurements", which}};
+  }
+  j["misfits"] = misfits;
   j["rse"] = std::isfinite(r.rse) ? json(r.rse) : json(nullptr);
   j["discarded"] = r.discarded;
   j["failed"] = r.failed;

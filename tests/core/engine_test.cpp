@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -274,6 +275,76 @@ INSTANTIATE_TEST_SUITE_P(Sim, EveryRampShape, ::testing::ValuesIn(sim::kRampShap
                            std::replace(name.begin(), name.end(), '-', '_');
                            return name;
                          });
+
+// Misfit flags against the simulator's shapes: none on the default ramp,
+// the stall on (nearly) every stalled switch, past-the-target on the
+// overshoots that go past (about half: the sign is drawn per switch). Both
+// detectors run on every window, so the flags come with the paper's too.
+TEST(Engine, MisfitsAreFlaggedByShape) {
+  const auto share = [](sim::RampShape shape, Misfit misfit, Detector detector, std::uint64_t seed) {
+    sim::Injection inj;
+    inj.ramp_shape = shape;
+    SimRun run("h200", seed, inj);
+    EngineSettings s = small({1980, 1500, 990});
+    s.pairs = {{1500, 1980}, {1980, 990}};
+    s.detector = detector;
+    s.min_measurements = s.max_measurements = 20;
+    run.run(s);
+    int flagged = 0, rows = 0, any = 0;
+    for (const auto& r : run.recorder.results)
+      for (const auto& row : r.rows) {
+        ++rows;
+        flagged += (row.misfits & static_cast<unsigned>(misfit)) != 0;
+        any += row.misfits != 0;
+      }
+    return std::make_pair(static_cast<double>(flagged) / rows, static_cast<double>(any) / rows);
+  };
+  for (std::uint64_t seed : {3, 4}) {
+    EXPECT_EQ(share(sim::RampShape::four_steps, Misfit::stall, Detector::pooled, seed).second, 0.0);
+    EXPECT_EQ(share(sim::RampShape::steps, Misfit::stall, Detector::pooled, seed).second, 0.0);
+    EXPECT_GE(share(sim::RampShape::stall, Misfit::stall, Detector::pooled, seed).first, 0.9);
+    EXPECT_GE(share(sim::RampShape::stall, Misfit::stall, Detector::paper, seed).first, 0.9);
+    const double past = share(sim::RampShape::overshoot, Misfit::non_monotone, Detector::pooled, seed).first;
+    EXPECT_GE(past, 0.2);
+    EXPECT_LE(past, 0.8);
+  }
+}
+
+// Traces: the first N measurements of each pair and as many misfits, each
+// SM within its row bound, and nothing once the run's budget is spent.
+TEST(Engine, TracesAreKeptForTheFirstMeasurementsWithinBounds) {
+  const auto traced = [](int first, std::int64_t budget, std::optional<sim::RampShape> shape) {
+    sim::Injection inj;
+    inj.ramp_shape = shape;
+    SimRun run("h200", 8, inj);
+    EngineSettings s = small({1980, 990});
+    s.min_measurements = s.max_measurements = 10;
+    s.trace_first = first;
+    s.trace_budget_bytes = budget;
+    run.run(s);
+    std::map<std::pair<int, int>, int> rows_per_sm;  // (measurement, sm)
+    std::set<int> measurements;
+    for (const auto& r : run.recorder.results)
+      for (const auto& t : r.traces) {
+        ++rows_per_sm[{r.pair.init * 1000 + t.measurement, t.sm}];
+        measurements.insert(r.pair.init * 1000 + t.measurement);
+      }
+    int most = 0;
+    for (const auto& [k, n] : rows_per_sm) most = std::max(most, n);
+    return std::make_pair(measurements, most);
+  };
+  const auto [none, none_rows] = traced(0, 256ll << 20, std::nullopt);
+  EXPECT_TRUE(none.empty());
+  const auto [some, rows] = traced(3, 256ll << 20, std::nullopt);
+  EXPECT_EQ(some, (std::set<int>{1980001, 1980002, 1980003, 990001, 990002, 990003}));
+  EXPECT_LE(rows, EngineSettings{}.trace_rows_per_sm);
+  EXPECT_GE(rows, 4 * EngineSettings{}.trace_margin);  // the ramp is there, thinned
+  // Stalls are misfits: three more per pair.
+  const auto [stalls, stall_rows] = traced(3, 256ll << 20, sim::RampShape::stall);
+  EXPECT_EQ(stalls.size(), 12u);
+  const auto [capped, capped_rows] = traced(3, 1 << 20, std::nullopt);
+  EXPECT_TRUE(capped.empty()) << "one measurement's traces exceed a 1 MB budget";
+}
 
 // With the pooled detector only neighbouring clocks may be skipped as
 // inseparable; two steps apart is measured, at the planned iteration length.
