@@ -250,7 +250,7 @@ TEST(Analysis, BadInputNamesTheFileAndLine) {
   const std::string csv = "1980_990_" + host_name_for_files() + "_0.csv";
   const std::vector<BadInput> cases = {
       {"corrupt", [&](const auto& d) { std::ofstream(d / csv, std::ios::app) << "6,abc,1,1,1,1,1,1,,,,,,,0\n"; },
-       csv + ":7: 'abc' in column switching_latency_ms is not a number"},
+       csv + ":7: 'abc' in column switching_latency_ms is not a finite number"},
       {"truncated", [&](const auto& d) { std::ofstream(d / csv, std::ios::app) << "6,5.1,0.3"; },
        csv + ":7: the last line is cut off"},
       {"fields", [&](const auto& d) { std::ofstream(d / csv, std::ios::app) << "6,5.1\n"; }, csv + ":7: 2 fields"},
@@ -261,6 +261,41 @@ TEST(Analysis, BadInputNamesTheFileAndLine) {
          m["schema_version"] = 99;
          std::ofstream(d / "manifest.json") << m.dump();
        }, "result schema 99"},
+      // Values no run can give (issue 12, item 4).
+      {"nan", [&](const auto& d) { std::ofstream(d / csv, std::ios::app) << "6,nan,1,1,1,1,1,1,,,,,,,0\n"; },
+       csv + ":7: 'nan' in column switching_latency_ms is not a finite number"},
+      {"inf", [&](const auto& d) { std::ofstream(d / csv, std::ios::app) << "6,5.1,inf,1,1,1,1,1,,,,,,,0\n"; },
+       csv + ":7: 'inf' in column transition_latency_ms is not a finite number"},
+      {"huge", [&](const auto& d) { std::ofstream(d / csv, std::ios::app) << "6,1e308,1,1,1,1,1,1,,,,,,,0\n"; },
+       csv + ":7: 1e308 ms in column switching_latency_ms cannot be a latency"},
+      {"negative", [&](const auto& d) { std::ofstream(d / csv, std::ios::app) << "6,-5,1,1,1,1,1,1,,,,,,,0\n"; },
+       csv + ":7: -5 ms in column switching_latency_ms cannot be a latency"},
+      {"paper-negative", [&](const auto& d) { std::ofstream(d / csv, std::ios::app) << "6,5,1,1,1,1,1,1,,,,,-2,,0\n"; },
+       csv + ":7: -2 ms in column paper_switching_latency_ms cannot be a latency"},
+      {"index", [&](const auto& d) { std::ofstream(d / csv, std::ios::app) << "0.5,5,1,1,1,1,1,1,,,,,,,0\n"; },
+       csv + ":7: '0.5' in column index is not a measurement number"},
+      {"pairs-null", [&](const auto& d) {
+         auto m = json::parse(slurp(d / "manifest.json"));
+         m["pairs"] = nullptr;
+         std::ofstream(d / "manifest.json") << m.dump();
+       }, "manifest.json: pairs is null where array belongs"},
+      {"clock-string", [&](const auto& d) {
+         auto m = json::parse(slurp(d / "manifest.json"));
+         m["pairs"][0]["init_mhz"] = "1980";
+         std::ofstream(d / "manifest.json") << m.dump();
+       }, "manifest.json: pairs[0].init_mhz is string where number belongs"},
+      {"pair-not-object", [&](const auto& d) {
+         auto m = json::parse(slurp(d / "manifest.json"));
+         m["pairs"][0] = 5;
+         std::ofstream(d / "manifest.json") << m.dump();
+       }, "manifest.json: pairs[0] is number where object belongs"},
+      {"file-escapes", [&](const auto& d) {
+         auto m = json::parse(slurp(d / "manifest.json"));
+         m["pairs"][0]["file"] = "../elsewhere.csv";
+         std::ofstream(d / "manifest.json") << m.dump();
+       }, "pairs[0].file '../elsewhere.csv' is not a file of this directory"},
+      {"document", [&](const auto& d) { std::ofstream(d / "manifest.json") << "[1, 2]"; },
+       "manifest.json: the document is array where object belongs"},
   };
   for (const auto& c : cases) {
     const auto dir = scratch("bad-" + c.name);
