@@ -1,10 +1,13 @@
 #include "cli/analysis_commands.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 
 #include <fmt/format.h>
 
 #include "analysis/analysis.hpp"
+#include "analysis/latency_table_json.hpp"
 #include "core/error.hpp"
 #include "report/report.hpp"
 #include "results/atomic_file.hpp"
@@ -35,6 +38,22 @@ void check_output(const fs::path& where) {
     throw Error(ErrorKind::bad_argument, fmt::format("cannot write {}", where.string()), "choose a writable --output");
 }
 
+// analyze writes the latency table beside its other files: latency_table.json,
+// or latency_table-<model>.json per model when there are several.
+void write_tables(const analysis::Analysis& a, const analysis::AdaptiveSettings& filter, const std::string& filter_name,
+                  const fs::path& out) {
+  const auto tables = analysis::latency_tables(a, filter, filter_name);
+  for (const auto& [model, t] : tables) {
+    std::string name = "latency_table.json";
+    if (tables.size() > 1) {
+      name = "latency_table-";
+      for (char c : model) name += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '-';
+      name += ".json";
+    }
+    write_file_atomically(out / name, t.dump(1) + "\n");
+  }
+}
+
 }  // namespace
 
 void add_analyze_command(CLI::App& app, AnalyzeOptions& o) {
@@ -53,12 +72,85 @@ void add_report_command(CLI::App& app, AnalyzeOptions& o) {
   add_filter_option(*cmd, o);
 }
 
+void add_table_command(CLI::App& app, TableOptions& o) {
+  auto* cmd = app.add_subcommand("table", "the latency table runtime systems load (docs/table.md): one versioned JSON "
+                                          "file per GPU model, merging every card of it");
+  cmd->add_option("dirs", o.dirs, "result directories, or directories holding them below")->required();
+  cmd->add_option("-o,--output", o.output, "the table file; a directory when the results hold several GPU models")
+      ->required();
+  cmd->add_option("--outlier-filter", o.outlier_filter,
+                  "settled (no phantom clusters at small n) or paper (Algorithm 3 as published)")
+      ->capture_default_str();
+}
+
+namespace {
+
+// A directory given, or the result directories below it (any with a manifest).
+std::vector<fs::path> result_dirs(const std::vector<std::string>& given) {
+  std::vector<fs::path> out;
+  for (const fs::path dir : given) {
+    if (!fs::exists(dir))
+      throw Error(ErrorKind::not_found, fmt::format("{} does not exist", dir.string()), "give a result directory");
+    if (fs::exists(dir / "manifest.json")) {
+      out.push_back(dir);
+      continue;
+    }
+    std::vector<fs::path> found;
+    if (fs::is_directory(dir))
+      for (const auto& e : fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied))
+        if (e.is_regular_file() && e.path().filename() == "manifest.json") found.push_back(e.path().parent_path());
+    if (found.empty())
+      throw Error(ErrorKind::not_found, fmt::format("{} holds no result directory (no manifest.json in or below it)",
+                                                    dir.string()),
+                  "give the --output directory of a measurement run");
+    std::sort(found.begin(), found.end());
+    out.insert(out.end(), found.begin(), found.end());
+  }
+  return out;
+}
+
+std::string file_name_for(const std::string& model) {
+  std::string name;
+  for (char c : model) name += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '-';
+  return (name.empty() ? std::string("gpu") : name) + ".json";
+}
+
+}  // namespace
+
+int run_table(const TableOptions& o) {
+  const analysis::AdaptiveSettings filter = outlier_filter(o.outlier_filter);
+  const analysis::Analysis a = analysis::analyse(result_dirs(o.dirs), filter);
+  const auto tables = analysis::latency_tables(a, filter, o.outlier_filter);
+  const fs::path out(o.output);
+  if (tables.size() == 1 && !fs::is_directory(out)) {
+    check_output(out.has_parent_path() ? out.parent_path() : fs::path("."));
+    write_file_atomically(out, tables.begin()->second.dump(1) + "\n");
+    fmt::print("latency table of {}: {}\n", tables.begin()->first, out.string());
+    return 0;
+  }
+  if (!fs::is_directory(out)) {
+    std::vector<std::string> models;
+    for (const auto& [m, _] : tables) models.push_back(m);
+    throw Error(ErrorKind::bad_argument,
+                fmt::format("the results hold {} GPU models ({}): one table each, so -o must name a directory",
+                            tables.size(), fmt::join(models, ", ")),
+                fmt::format("mkdir {0} and rerun with -o {0}", out.string()));
+  }
+  check_output(out);
+  for (const auto& [model, t] : tables) {
+    write_file_atomically(out / file_name_for(model), t.dump(1) + "\n");
+    fmt::print("latency table of {}: {}\n", model, (out / file_name_for(model)).string());
+  }
+  return 0;
+}
+
 int run_analyze(const AnalyzeOptions& o) {
   const fs::path out = o.output.empty() ? fs::path(o.dirs.front()) / "analysis" : fs::path(o.output);
   const analysis::AdaptiveSettings filter = outlier_filter(o.outlier_filter);
   check_output(out);
   const analysis::Analysis a = analysis::analyse(paths(o.dirs), filter);
   analysis::write_analysis(a, out);
+  write_tables(a, filter, o.outlier_filter, out);
   fmt::print("{}analysis in {}\n", analysis::summary_text(a), out.string());
   return 0;
 }
@@ -76,6 +168,7 @@ int run_report(const AnalyzeOptions& o) {
 void analyse_and_report(const std::string& dir) {
   const analysis::Analysis a = analysis::analyse({fs::path(dir)});
   analysis::write_analysis(a, fs::path(dir) / "analysis");
+  write_tables(a, {}, "settled", fs::path(dir) / "analysis");
   report::write_report(a, fs::path(dir) / "report.html");
 }
 

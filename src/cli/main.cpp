@@ -25,7 +25,8 @@ constexpr const char* kDescription =
     "  latest info                                            the GPU, its clocks and timer; changes nothing\n"
     "  latest selftest                                        emulated switching: measure a known latency\n"
     "  latest reset                                           restore clocks after a killed run\n"
-    "  latest analyze DIR... / latest report DIR...           outliers, matrices, Table II; an HTML report\n\n"
+    "  latest analyze DIR... / latest report DIR...           outliers, matrices, Table II; an HTML report\n"
+    "  latest table DIR... -o FILE                            the latency table runtime systems load\n\n"
     "Exit codes: 0 ok, 1 internal error, 2 bad argument, 3 not supported, 4 no permission,\n"
     "6 device not found, 9 driver or NVML missing, 15 GPU lost, 19 GPU in use by another run or\n"
     "process, 130 interrupted (clocks restored).";
@@ -49,6 +50,8 @@ int main(int argc, char** argv) {
   latest::cli::AnalyzeOptions analyze, report;
   latest::cli::add_analyze_command(app, analyze);
   latest::cli::add_report_command(app, report);
+  latest::cli::TableOptions table;
+  latest::cli::add_table_command(app, table);
   app.require_subcommand(0, 1);
   try {
     app.parse(argc, argv);
@@ -66,6 +69,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("selftest")) return latest::cli::run_selftest(selftest);
     if (app.got_subcommand("analyze")) return latest::cli::run_analyze(analyze);
     if (app.got_subcommand("report")) return latest::cli::run_report(report);
+    if (app.got_subcommand("table")) return latest::cli::run_table(table);
     return latest::cli::run_measure(measure);
   } catch (const Error& e) {
     fmt::print(stderr, "latest: error: {}\n", e.what());

@@ -3,7 +3,10 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <map>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -99,6 +102,56 @@ TEST(Cli, SelftestRefusesBadSettingsBeforeTouchingAGpu) {
   const Result r = run({"selftest", "--output", dir.string()});
   EXPECT_EQ(r.code, 9) << r.err;
   EXPECT_FALSE(fs::exists(dir));
+}
+
+// A simulator run, `latest table`, and a C program linking the table
+// library: its answers are analyze's pairs.csv (outliers left out).
+TEST(Cli, TableFromASimulatorRunAnswersAsAnalyzeDoes) {
+  const fs::path dir = scratch("table-run");
+  ASSERT_EQ(run({"--backend", "sim", "--freq", "1980,1500,990", "--max-measurements", "25", "--output", dir.string()}).code, 0);
+  const fs::path table = dir / "table.json";
+  const Result t = run({"table", dir.string(), "-o", table.string()});
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_TRUE(fs::exists(dir / "analysis" / "latency_table.json")) << "the run's own analysis writes it too";
+  std::map<std::pair<int, int>, std::pair<double, double>> expected;  // median, p95
+  std::istringstream pairs(slurp(dir / "analysis" / "pairs.csv"));
+  std::string line;
+  std::getline(pairs, line);
+  while (std::getline(pairs, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+    if (f.at(4) == "filtered") expected[{std::stoi(f[2]), std::stoi(f[3])}] = {std::stod(f[11]), std::stod(f[13])};
+  }
+  ASSERT_EQ(expected.size(), 6u);
+  FILE* p = popen((std::string(TABLE_C_CONSUMER) + " " + table.string()).c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  int seen = 0, a = 0, b = 0;
+  double median = 0, p95 = 0;
+  while (std::fscanf(p, "%d %d %lf %lf", &a, &b, &median, &p95) == 4) {
+    ++seen;
+    const auto it = expected.find({a, b});
+    ASSERT_NE(it, expected.end()) << a << "->" << b;
+    EXPECT_NEAR(median, it->second.first, 1e-6) << a << "->" << b;
+    EXPECT_NEAR(p95, it->second.second, 1e-6) << a << "->" << b;
+  }
+  EXPECT_EQ(pclose(p), 0);
+  EXPECT_EQ(seen, 6);
+  // Two GPU models: -o must be a directory, one table each.
+  const fs::path other = scratch("table-a100");
+  ASSERT_EQ(run({"--backend", "sim", "--sim-profile", "a100", "--freq", "1410,705", "--max-measurements", "25",
+                 "--output", other.string()}).code, 0);
+  const Result both = run({"table", dir.string(), other.string(), "-o", (dir / "two.json").string()});
+  EXPECT_EQ(both.code, 2);
+  EXPECT_NE(both.err.find("2 GPU models"), std::string::npos) << both.err;
+  const fs::path tables = scratch("tables");
+  fs::create_directories(tables);
+  ASSERT_EQ(run({"table", dir.string(), other.string(), "-o", tables.string()}).code, 0);
+  EXPECT_TRUE(fs::exists(tables / "simulated-nvidia-h200.json"));
+  EXPECT_TRUE(fs::exists(tables / "simulated-nvidia-a100-sxm4.json"));
+  fs::remove_all(dir);
+  fs::remove_all(other);
+  fs::remove_all(tables);
 }
 
 TEST(Cli, PlanPrintsAndWritesNothing) {
