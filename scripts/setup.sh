@@ -7,7 +7,7 @@ packages=(
   libcli11-dev libfmt-dev nlohmann-json3-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-sklearn chromium
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev pkgconf
 )
 missing=()
 for p in "${packages[@]}"; do

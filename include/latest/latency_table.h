@@ -7,6 +7,12 @@
 
 #include <stddef.h>
 
+#if defined(__GNUC__) || defined(__clang__)
+#define LATEST_TABLE_API __attribute__((visibility("default")))
+#else
+#define LATEST_TABLE_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -30,33 +36,33 @@ typedef struct latest_table latest_table;
 
 /* Loads a table. On success *out owns it (free with latest_table_free);
  * on failure *out is NULL and err (if not NULL) holds a message. */
-int latest_table_load(const char *path, latest_table **out, char *err, size_t err_len);
-void latest_table_free(latest_table *t);
+LATEST_TABLE_API int latest_table_load(const char *path, latest_table **out, char *err, size_t err_len);
+LATEST_TABLE_API void latest_table_free(latest_table *t);
 
 /* The switching latency (request to every SM at the target) of init -> target,
  * in ms, without outliers. statistic: "min", "p05", "median", "mean", "p95",
  * "p99" or "max". */
-int latest_table_latency_ms(const latest_table *t, unsigned init_mhz, unsigned target_mhz, const char *statistic,
+LATEST_TABLE_API int latest_table_latency_ms(const latest_table *t, unsigned init_mhz, unsigned target_mhz, const char *statistic,
                             double *out_ms);
 /* The transition latency (departure to arrival), the same way. */
-int latest_table_transition_ms(const latest_table *t, unsigned init_mhz, unsigned target_mhz, const char *statistic,
+LATEST_TABLE_API int latest_table_transition_ms(const latest_table *t, unsigned init_mhz, unsigned target_mhz, const char *statistic,
                                double *out_ms);
 
 /* The table's clocks in MHz, ascending: writes up to capacity of them and
  * sets *count to how many there are (call with capacity 0 to ask). Returns
  * LATEST_ERR_BAD_ARGUMENT when capacity is too small. */
-int latest_table_clocks(const latest_table *t, unsigned *out, size_t capacity, size_t *count);
+LATEST_TABLE_API int latest_table_clocks(const latest_table *t, unsigned *out, size_t capacity, size_t *count);
 
 /* Whether the table holds for a device: device is its model name (as NVML
  * reports it) or one of the UUIDs the table merges; memory_mhz its memory
  * clock, or 0 to leave it out. *matches is 1 or 0. */
-int latest_table_matches_device(const latest_table *t, const char *device, unsigned memory_mhz, int *matches);
+LATEST_TABLE_API int latest_table_matches_device(const latest_table *t, const char *device, unsigned memory_mhz, int *matches);
 
 /* The GPU model the table describes (valid while t is). */
-const char *latest_table_model(const latest_table *t);
+LATEST_TABLE_API const char *latest_table_model(const latest_table *t);
 
 /* A short English text for a status code. */
-const char *latest_status_text(int status);
+LATEST_TABLE_API const char *latest_status_text(int status);
 
 #ifdef __cplusplus
 }

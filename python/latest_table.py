@@ -1,0 +1,110 @@
+"""LATEST latency tables from Python: a thin ctypes layer over the C API of
+liblatest_table (include/latest/latency_table.h; docs/table.md). No build
+step of its own.
+
+    import latest_table
+    t = latest_table.LatencyTable("h200.json")
+    t.latency_ms(1980, 990, "p95")
+
+The library is found through LATEST_TABLE_LIBRARY (a path), then beside an
+installed module (<prefix>/lib/python3/dist-packages -> <prefix>/lib), then
+the system's library path.
+"""
+import ctypes
+import ctypes.util
+import os
+
+__all__ = ["LatencyTable", "TableError", "STATISTICS"]
+
+STATISTICS = ("min", "p05", "median", "mean", "p95", "p99", "max")
+_NAMES = {0: "ok", 1: "unreadable", 2: "invalid JSON", 3: "schema version", 4: "invalid table",
+          5: "unknown pair", 6: "not measured", 7: "bad argument"}
+
+
+def _load_library():
+    candidates = []
+    if os.environ.get("LATEST_TABLE_LIBRARY"):
+        candidates.append(os.environ["LATEST_TABLE_LIBRARY"])
+    here = os.path.dirname(os.path.abspath(__file__))
+    candidates.append(os.path.join(here, "..", "..", "liblatest_table.so.1"))
+    found = ctypes.util.find_library("latest_table")
+    if found:
+        candidates.append(found)
+    for path in candidates:
+        try:
+            return ctypes.CDLL(path)
+        except OSError:
+            continue
+    raise OSError("liblatest_table not found: set LATEST_TABLE_LIBRARY to its path, or install LATEST")
+
+
+_lib = _load_library()
+_lib.latest_table_load.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t]
+_lib.latest_table_free.argtypes = [ctypes.c_void_p]
+_lib.latest_table_free.restype = None
+for _fn in (_lib.latest_table_latency_ms, _lib.latest_table_transition_ms):
+    _fn.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint, ctypes.c_char_p, ctypes.POINTER(ctypes.c_double)]
+_lib.latest_table_clocks.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint), ctypes.c_size_t,
+                                     ctypes.POINTER(ctypes.c_size_t)]
+_lib.latest_table_matches_device.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint, ctypes.POINTER(ctypes.c_int)]
+_lib.latest_table_model.argtypes = [ctypes.c_void_p]
+_lib.latest_table_model.restype = ctypes.c_char_p
+_lib.latest_status_text.argtypes = [ctypes.c_int]
+_lib.latest_status_text.restype = ctypes.c_char_p
+
+
+class TableError(Exception):
+    """A call failed; `status` is the C API's code (latest_status)."""
+
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status = status
+
+
+class LatencyTable:
+    def __init__(self, path):
+        handle = ctypes.c_void_p()
+        err = ctypes.create_string_buffer(512)
+        rc = _lib.latest_table_load(os.fsencode(path), ctypes.byref(handle), err, len(err))
+        if rc != 0:
+            raise TableError(rc, err.value.decode(errors="replace"))
+        self._handle = handle
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            _lib.latest_table_free(self._handle)
+            self._handle = None
+
+    def _check(self, rc, what):
+        if rc != 0:
+            raise TableError(rc, "%s: %s" % (_lib.latest_status_text(rc).decode(), what))
+
+    def latency_ms(self, init_mhz, target_mhz, statistic="p95"):
+        """Switching latency of init -> target in ms, without outliers."""
+        out = ctypes.c_double()
+        self._check(_lib.latest_table_latency_ms(self._handle, init_mhz, target_mhz, statistic.encode(),
+                                                 ctypes.byref(out)), "%d -> %d MHz" % (init_mhz, target_mhz))
+        return out.value
+
+    def transition_ms(self, init_mhz, target_mhz, statistic="p95"):
+        out = ctypes.c_double()
+        self._check(_lib.latest_table_transition_ms(self._handle, init_mhz, target_mhz, statistic.encode(),
+                                                    ctypes.byref(out)), "%d -> %d MHz" % (init_mhz, target_mhz))
+        return out.value
+
+    def clocks(self):
+        count = ctypes.c_size_t()
+        self._check(_lib.latest_table_clocks(self._handle, None, 0, ctypes.byref(count)), "clocks")
+        buf = (ctypes.c_uint * count.value)()
+        self._check(_lib.latest_table_clocks(self._handle, buf, count.value, ctypes.byref(count)), "clocks")
+        return list(buf)
+
+    def matches(self, device, memory_mhz=0):
+        out = ctypes.c_int()
+        self._check(_lib.latest_table_matches_device(self._handle, device.encode(), memory_mhz, ctypes.byref(out)),
+                    "matches")
+        return bool(out.value)
+
+    @property
+    def model(self):
+        return _lib.latest_table_model(self._handle).decode()

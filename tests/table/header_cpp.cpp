@@ -1,0 +1,2 @@
+// The C++ header on its own.
+#include <latest/latency_table.hpp>
