@@ -102,22 +102,35 @@ std::set<std::pair<Mhz, Mhz>> ResultStore::resume() {
     throw Error(ErrorKind::bad_argument, fmt::format("{} is not a readable manifest: {}", path.string(), e.what()),
                 "choose another --output directory, or remove the damaged one");
   }
-  if (const int schema = old.value("schema_version", 0); schema != kManifestSchemaVersion)
-    throw Error(ErrorKind::bad_argument,
-                fmt::format("{} holds results of result schema {}, written by an older latest; resuming would mix "
-                            "schemas in one directory",
-                            dir_.string(), schema),
-                "`latest analyze` and `latest report` still read it; measure into another --output directory");
-  if (old.value("run_key", json()) != manifest_["run_key"])
-    throw Error(ErrorKind::bad_argument,
-                fmt::format("{} holds results of a different run (other clocks, pairs, device or settings)", dir_.string()),
-                "rerun the exact same command to resume it, or choose another --output directory");
-  for (const auto& p : old.value("pairs", json::array())) {
-    const ClockPair pair{p.at("init_mhz").get<Mhz>(), p.at("target_mhz").get<Mhz>()};
-    // A measured pair counts as done only while its CSV is there.
-    if (p.value("status", "") == "measured" && !fs::exists(dir_ / p.value("file", ""))) continue;
-    done.insert({pair.init, pair.target});
-    manifest_["pairs"].push_back(p);
+  // What it holds is checked as it is read: a field of the wrong JSON type
+  // refuses the resume with the file named, never a crash.
+  try {
+    if (!old.is_object()) throw std::invalid_argument("the document is not an object");
+    if (const int schema = old.value("schema_version", 0); schema != kManifestSchemaVersion)
+      throw Error(ErrorKind::bad_argument,
+                  fmt::format("{} holds results of result schema {}, written by an older latest; resuming would mix "
+                              "schemas in one directory",
+                              dir_.string(), schema),
+                  "`latest analyze` and `latest report` still read it; measure into another --output directory");
+    if (old.value("run_key", json()) != manifest_["run_key"])
+      throw Error(ErrorKind::bad_argument,
+                  fmt::format("{} holds results of a different run (other clocks, pairs, device or settings)", dir_.string()),
+                  "rerun the exact same command to resume it, or choose another --output directory");
+    const json pairs = old.contains("pairs") ? old["pairs"] : json::array();
+    if (!pairs.is_array()) throw std::invalid_argument("pairs is not an array");
+    for (const auto& p : pairs) {
+      const ClockPair pair{p.at("init_mhz").get<Mhz>(), p.at("target_mhz").get<Mhz>()};
+      // A measured pair counts as done only while its CSV is there.
+      if (p.value("status", "") == "measured" && !fs::exists(dir_ / p.value("file", ""))) continue;
+      done.insert({pair.init, pair.target});
+      manifest_["pairs"].push_back(p);
+    }
+    if (!old.value("started_utc", json("")).is_string()) throw std::invalid_argument("started_utc is not a string");
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {  // the JSON library's type errors, and the checks above
+    throw Error(ErrorKind::bad_argument, fmt::format("{} is damaged: {}", path.string(), e.what()),
+                "choose another --output directory, or remove the damaged one");
   }
   manifest_["started_utc"] = old.value("started_utc", manifest_["started_utc"].get<std::string>());
   manifest_["resumed_utc"] = utc_now();

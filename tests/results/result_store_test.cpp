@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <functional>
+
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
@@ -131,6 +133,27 @@ TEST(ResultStore, ResumesTheSameRunAndRefusesAnother) {
     }
     old["schema_version"] = kManifestSchemaVersion;
     write_file_atomically(dir / "manifest.json", old.dump());
+  }
+  // A manifest whose fields have the wrong JSON type: refused, the file named.
+  for (const auto& damage : std::vector<std::function<void(nlohmann::json&)>>{
+           [](nlohmann::json& m) { m["pairs"] = nullptr; },
+           [](nlohmann::json& m) { m["pairs"][0]["init_mhz"] = "1980"; },
+           [](nlohmann::json& m) { m["pairs"][0]["status"] = 5; },
+           [](nlohmann::json& m) { m["schema_version"] = "2"; },
+           [](nlohmann::json& m) { m = nlohmann::json::array(); }}) {
+    const auto good = slurp(dir / "manifest.json");
+    auto m = nlohmann::json::parse(good);
+    damage(m);
+    write_file_atomically(dir / "manifest.json", m.dump());
+    ResultStore again(dir, key, {}, skip_code);
+    try {
+      again.resume();
+      ADD_FAILURE() << "resumed from " << m.dump().substr(0, 80);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::bad_argument);
+      EXPECT_NE(std::string(e.what()).find("manifest.json is damaged"), std::string::npos) << e.what();
+    }
+    write_file_atomically(dir / "manifest.json", good);
   }
   ResultStore other(dir, {{"freq_mhz", {1980, 1500}}}, {}, skip_code);
   try {
