@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -152,6 +153,27 @@ TEST(Cli, TableFromASimulatorRunAnswersAsAnalyzeDoes) {
   fs::remove_all(dir);
   fs::remove_all(other);
   fs::remove_all(tables);
+}
+
+// Values no run can give, end to end: analyze and table exit 2 naming the
+// file and line (issue 12, item 4; every case in tests/analysis).
+TEST(Cli, HostileResultsAreRefusedWithExitTwo) {
+  const fs::path dir = scratch("hostile");
+  ASSERT_EQ(run({"--backend", "sim", "--freq", "1980,990", "--max-measurements", "25", "--output", dir.string()}).code, 0);
+  fs::path csv;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".csv") csv = e.path();
+  ASSERT_FALSE(csv.empty());
+  std::ofstream(csv, std::ios::app) << "99,nan,1,1,1,1,1,1,,,,,,,0\n";
+  for (const std::string command : {"analyze", "table"}) {
+    std::vector<std::string> args = {command, dir.string()};
+    if (command == "table") args.insert(args.end(), {"-o", (dir / "t.json").string()});
+    const Result r = run(args);
+    EXPECT_EQ(r.code, 2) << command << ": " << r.err;
+    EXPECT_NE(r.err.find(csv.filename().string() + ":27: 'nan' in column switching_latency_ms"), std::string::npos)
+        << r.err;
+  }
+  fs::remove_all(dir);
 }
 
 TEST(Cli, PlanPrintsAndWritesNothing) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The package as a runtime system meets it: install this build to a prefix,
 # make a table with the installed CLI from a simulator run, then build a C
-# and a C++ consumer through find_package, a C one through pkg-config, and
+# and a C++ consumer through find_package and again through pkg-config, and
 # run them and the Python module; every answer must equal analyze's
 # pairs.csv. Usage: run.sh BUILD_DIR
 set -euo pipefail
@@ -18,10 +18,12 @@ cmake -S "$here" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$work/consumer" >/dev/null
 export PKG_CONFIG_PATH=$libdir/pkgconfig
 cc -std=c99 -Wall -Wextra -pedantic "$here/../c_api_test.c" $(pkg-config --cflags --libs latest) -o "$work/pc_consumer"
+c++ -std=c++17 -Wall -Wextra -pedantic "$here/cpp_consumer.cpp" $(pkg-config --cflags --libs latest) -o "$work/pc_cpp_consumer"
 export LD_LIBRARY_PATH=$libdir
 "$work/consumer/c_consumer" "$work/table.json" > "$work/c.txt"
 "$work/consumer/cpp_consumer" "$work/table.json" > "$work/cpp.txt"
 "$work/pc_consumer" "$work/table.json" > "$work/pc.txt"
+"$work/pc_cpp_consumer" "$work/table.json" > "$work/pc_cpp.txt"
 PYTHONPATH=$libdir/python3/dist-packages LATEST_TABLE_LIBRARY= python3 "$here/py_consumer.py" "$work/table.json" > "$work/py.txt"
 python3 - "$work" <<'PY'
 import csv, sys
@@ -31,7 +33,7 @@ for r in csv.DictReader(open(work + "/run/analysis/pairs.csv")):
     if r["subset"] == "filtered":
         want[(int(r["init_mhz"]), int(r["target_mhz"]))] = (float(r["median_ms"]), float(r["p95_ms"]))
 assert len(want) == 6, want
-for name in ("c", "cpp", "pc", "py"):
+for name in ("c", "cpp", "pc", "pc_cpp", "py"):
     got = {}
     for line in open("%s/%s.txt" % (work, name)):
         a, b, m, p = line.split()
