@@ -194,6 +194,11 @@ void add_measure_options(CLI::App& app, MeasureOptions& o) {
                  "paper on real GPUs for now); both always run and the CSV keeps the paper's too")
       ->capture_default_str();
   app.add_flag("--plan", o.plan_only, "print the pairs, the planned windows and the GPU time, then exit");
+  app.add_option("--progress", o.progress,
+                 "auto (a line rewritten on a terminal, else one line per pair started and ended and one at least "
+                 "every 30 s), tty, lines or none")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "tty", "lines", "none"}));
   app.add_flag("--save-traces", o.save_traces, "keep each SM's records around every switch (traces/)");
   app.add_option("--trace-first", o.trace_first,
                  "keep the traces of the first N measurements of each pair and of its first N misfits "
@@ -247,7 +252,7 @@ int run_measure(const MeasureOptions& o) {
   }
 
   nlohmann::json settings_doc = settings_json(settings, o);
-  const SessionResult session = run_session(backends, settings, settings_doc, o.output);
+  const SessionResult session = run_session(backends, settings, settings_doc, o.output, o.progress);
   print_summary(session.results, o.output);
   // The run ends by analysing its own output (all pairs, resumed ones too).
   analyse_and_report(o.output);

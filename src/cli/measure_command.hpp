@@ -19,6 +19,7 @@ struct MeasureOptions {
   int max_measurements = 500;
   bool plan_only = false;
   bool save_traces = false;
+  std::string progress = "auto";  // auto | tty | lines | none
   std::optional<int> trace_first;
   bool include_inseparable = false;
   double max_band_overlap = 0.0;

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/progress.hpp"
 #include "cli/signals.hpp"
 #include "cli/skip_reasons.hpp"
 #include "core/error.hpp"
@@ -15,30 +16,26 @@
 namespace latest::cli {
 namespace {
 
-// Progress on stderr while it is a terminal; everything else to the store.
+// Progress on stderr (`--progress`); everything else to the store.
 class SessionObserver final : public RunObserver {
  public:
-  SessionObserver(ResultStore& store, bool terminal) : store_(store), terminal_(terminal) {}
+  SessionObserver(ResultStore& store, ProgressMode mode) : store_(store), printer_(mode, stderr) {}
   void planned(const RunState& s) override { store_.planned(s); }
+  void pair_started(ClockPair pair, std::size_t number, std::size_t count) override {
+    printer_.started(pair, number, count);
+  }
   void pair_finished(const PairResult& r, const RunState& s) override {
     store_.pair_finished(r, s);
+    printer_.finished(r, r.reason.skipped() ? describe(r.reason) : std::string());
     results_.push_back(r);
   }
-  void progress(const Progress& p) override {
-    if (!terminal_) return;
-    fmt::print(stderr, "\r\033[Kpair {}/{}  {} -> {} MHz  n={}  RSE {:.1f}%  ETA {}", p.pair_number, p.pair_count,
-               p.pair.init, p.pair.target, p.measurements, std::isfinite(p.rse) ? p.rse * 100 : 0.0,
-               duration_text(p.eta_s));
-    std::fflush(stderr);
-  }
-  void clear_line() const {
-    if (terminal_) fmt::print(stderr, "\r\033[K");
-  }
+  void progress(const Progress& p) override { printer_.update(p); }
+  void clear_line() const { printer_.clear_line(); }
   std::vector<PairResult> take_results() { return std::move(results_); }
 
  private:
   ResultStore& store_;
-  bool terminal_;
+  ProgressPrinter printer_;
   std::vector<PairResult> results_;
 };
 
@@ -50,7 +47,7 @@ std::string duration_text(double seconds) {
 }
 
 SessionResult run_session(Backends& backends, const EngineSettings& settings, const nlohmann::json& settings_doc,
-                          const std::string& output) {
+                          const std::string& output, const std::string& progress) {
   nlohmann::json run_key = settings_doc;
   run_key["device_uuid"] = backends.clocks->identity().uuid;
   run_key.erase("save_traces");  // what is kept, not what is measured
@@ -58,7 +55,7 @@ SessionResult run_session(Backends& backends, const EngineSettings& settings, co
   ResultStore store(output, run_key, settings_doc, describe);
   const auto done = store.resume();
   if (!done.empty()) fmt::print(stderr, "latest: resuming {}: {} pairs already done\n", output, done.size());
-  SessionObserver observer(store, isatty(STDERR_FILENO) != 0);
+  SessionObserver observer(store, parse_progress_mode(progress, isatty(STDERR_FILENO) != 0));
   install_stop_handlers();
   // Whatever happens below, the card gets its prior clocks back, on the main path.
   struct RestoreOnExit {

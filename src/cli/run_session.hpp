@@ -17,8 +17,9 @@ struct SessionResult {
   RunState state;
 };
 
+// progress: auto | tty | lines | none (cli/progress.hpp).
 SessionResult run_session(Backends& backends, const EngineSettings& settings, const nlohmann::json& settings_doc,
-                          const std::string& output);
+                          const std::string& output, const std::string& progress = "auto");
 
 std::string duration_text(double seconds);
 

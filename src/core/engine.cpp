@@ -450,6 +450,7 @@ RunState Engine::run(const std::set<std::pair<Mhz, Mhz>>& done) {
   for (const auto& p : measured)
     if (!done.count({p.init, p.target})) todo.push_back(p);
   for (std::size_t i = 0; i < todo.size(); ++i) {
+    observer_.pair_started(todo[i], i + 1, todo.size());
     const PairResult result = measure_pair(todo[i], i + 1, todo.size());
     observer_.pair_finished(result, state_);
   }

@@ -182,6 +182,7 @@ class RunObserver {
  public:
   virtual ~RunObserver() = default;
   virtual void planned(const RunState&) {}
+  virtual void pair_started(ClockPair, std::size_t /*number*/, std::size_t /*count*/) {}
   virtual void pair_finished(const PairResult&, const RunState&) {}
   virtual void progress(const Progress&) {}
 };
