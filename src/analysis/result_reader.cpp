@@ -116,6 +116,13 @@ std::vector<GpuResults> read_results(const std::vector<fs::path>& dirs) {
   std::vector<std::string> order;
   for (const auto& dir : dirs) {
     const fs::path path = dir / "manifest.json";
+    if (!fs::exists(dir))
+      throw Error(ErrorKind::not_found, fmt::format("{} does not exist", dir.string()),
+                  "give the --output directory of a measurement run");
+    if (!fs::is_directory(dir))
+      throw Error(ErrorKind::bad_argument, fmt::format("{} is a file, not a result directory", dir.string()),
+                  fmt::format("give the directory that holds it: {}",
+                              dir.has_parent_path() ? dir.parent_path().string() : std::string(".")));
     if (!fs::exists(path))
       throw Error(ErrorKind::bad_argument, fmt::format("{} has no manifest.json: not a latest result directory", dir.string()),
                   "give the --output directory of a measurement run");

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "analysis/analysis.hpp"
+#include "cli/arguments.hpp"
 #include "analysis/latency_table_json.hpp"
 #include "core/error.hpp"
 #include "report/report.hpp"
@@ -35,7 +36,7 @@ void add_filter_option(CLI::App& cmd, AnalyzeOptions& o) {
 
 void check_output(const fs::path& where) {
   if (!directory_writable(where))
-    throw Error(ErrorKind::bad_argument, fmt::format("cannot write {}", where.string()), "choose a writable --output");
+    throw Error(ErrorKind::bad_argument, unwritable_output(where.string()), "choose a writable --output");
 }
 
 // analyze writes the latency table beside its other files: latency_table.json,
@@ -147,8 +148,8 @@ int run_table(const TableOptions& o) {
 int run_analyze(const AnalyzeOptions& o) {
   const fs::path out = o.output.empty() ? fs::path(o.dirs.front()) / "analysis" : fs::path(o.output);
   const analysis::AdaptiveSettings filter = outlier_filter(o.outlier_filter);
+  const analysis::Analysis a = analysis::analyse(paths(o.dirs), filter);  // the inputs' faults first
   check_output(out);
-  const analysis::Analysis a = analysis::analyse(paths(o.dirs), filter);
   analysis::write_analysis(a, out);
   write_tables(a, filter, o.outlier_filter, out);
   fmt::print("{}analysis in {}\n", analysis::summary_text(a), out.string());
@@ -158,8 +159,8 @@ int run_analyze(const AnalyzeOptions& o) {
 int run_report(const AnalyzeOptions& o) {
   const fs::path out = o.output.empty() ? fs::path(o.dirs.front()) / "report.html" : fs::path(o.output);
   const analysis::AdaptiveSettings filter = outlier_filter(o.outlier_filter);
+  const analysis::Analysis a = analysis::analyse(paths(o.dirs), filter);  // the inputs' faults first
   check_output(out.has_parent_path() ? out.parent_path() : fs::path("."));
-  const analysis::Analysis a = analysis::analyse(paths(o.dirs), filter);
   report::write_report(a, out);
   fmt::print("report: {}\n", out.string());
   return 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <filesystem>
 #include <set>
 
 #include <fmt/format.h>
@@ -110,6 +111,22 @@ DeviceSelector parse_device_selector(const std::string& d) {
     throw Error(ErrorKind::bad_argument, fmt::format("--device '{}' is neither an index, a UUID nor a PCI bus id", d),
                 "e.g. --device 0, --device GPU-8f3c..., --device 00000000:17:00.0");
   return {DeviceSelector::Kind::index, d, static_cast<int>(index)};
+}
+
+std::string unwritable_output(const std::string& path) {
+  // The first part of the path that exists decides: a file there can hold no directory.
+  for (std::filesystem::path p = path; !p.empty(); p = p.parent_path()) {
+    std::error_code ec;
+    if (!std::filesystem::exists(p, ec)) {
+      if (p == p.parent_path()) break;
+      continue;
+    }
+    if (!std::filesystem::is_directory(p, ec))
+      return p == std::filesystem::path(path) ? fmt::format("{} is a file, not a directory", path)
+                                               : fmt::format("cannot write {}: {} is a file", path, p.string());
+    break;
+  }
+  return fmt::format("cannot write the output directory {}", path);
 }
 
 }  // namespace latest::cli

@@ -24,6 +24,9 @@ std::vector<ClockPair> resolve_pairs(const std::string& selection, const std::ve
 // --detector: pooled (the default) or paper.
 Detector parse_detector(const std::string& text);
 
+// Why an --output directory cannot be written: it is a file, or not writable.
+std::string unwritable_output(const std::string& path);
+
 // --device: an index, a UUID (GPU-... or MIG-...) or a PCI bus id.
 DeviceSelector parse_device_selector(const std::string& text);
 

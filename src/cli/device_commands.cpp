@@ -251,7 +251,7 @@ int run_selftest(const SelftestOptions& o) {
   if (o.iteration_fmas && *o.iteration_fmas < 8)
     throw Error(ErrorKind::bad_argument, "--iteration-fmas must be at least 8", "e.g. --iteration-fmas 256");
   if (!directory_writable(o.output))
-    throw Error(ErrorKind::bad_argument, fmt::format("cannot write the output directory {}", o.output));
+    throw Error(ErrorKind::bad_argument, unwritable_output(o.output), "choose a writable --output directory");
   BackendOptions b = o.backend;
   b.backend = "cuda";
   b.emulation = em;

@@ -9,6 +9,7 @@
 #include "cli/analysis_commands.hpp"
 #include "cli/device_commands.hpp"
 #include "cli/measure_command.hpp"
+#include "cli/parse_errors.hpp"
 #include "cli/exit_codes.hpp"
 #include "core/error.hpp"
 
@@ -38,7 +39,6 @@ int main(int argc, char** argv) {
   using latest::cli::ExitCode;
   CLI::App app{kDescription, "latest"};
   app.set_version_flag("--version", std::string("latest ") + LATEST_VERSION);
-  app.footer("Results: one CSV per pair (<init>_<target>_<host>_<gpu>.csv) and manifest.json in --output.");
   latest::cli::MeasureOptions measure;
   latest::cli::add_measure_options(app, measure);
   latest::cli::ResetOptions reset;
@@ -52,6 +52,8 @@ int main(int argc, char** argv) {
   latest::cli::add_report_command(app, report);
   latest::cli::TableOptions table;
   latest::cli::add_table_command(app, table);
+  // After the subcommands: they would inherit it, and it is the measurement's.
+  app.footer("Results: one CSV per pair (<init>_<target>_<host>_<gpu>.csv) and manifest.json in --output.");
   app.require_subcommand(0, 1);
   try {
     app.parse(argc, argv);
@@ -60,7 +62,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "latest: {}\nRun `latest --help` for the options.\n", e.what());
+    const auto [message, hint] = latest::cli::parse_error_text(e, app);
+    fmt::print(stderr, "latest: error: {}\nlatest: hint: {}\n", message, hint);
     return static_cast<int>(ExitCode::usage);
   }
   try {

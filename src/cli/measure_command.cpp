@@ -20,14 +20,20 @@
 namespace latest::cli {
 namespace {
 
+constexpr int kDefaultMinMeasurements = 25;
+
+int min_measurements(const MeasureOptions& o) {
+  return o.min_measurements.value_or(std::min(kDefaultMinMeasurements, o.max_measurements));
+}
+
 void validate(const MeasureOptions& o) {
   if (!(o.rse > 0 && o.rse < 1))
     throw Error(ErrorKind::bad_argument, fmt::format("--rse {} is outside (0, 1)", o.rse), "e.g. --rse 0.05 for 5 %");
-  if (o.min_measurements < 1 || o.max_measurements < 1)
+  if (min_measurements(o) < 1 || o.max_measurements < 1)
     throw Error(ErrorKind::bad_argument, "--min-measurements and --max-measurements must be at least 1");
-  if (o.min_measurements > o.max_measurements)
+  if (min_measurements(o) > o.max_measurements)
     throw Error(ErrorKind::bad_argument,
-                fmt::format("--min-measurements {} is more than --max-measurements {}", o.min_measurements,
+                fmt::format("--min-measurements {} is more than --max-measurements {}", min_measurements(o),
                             o.max_measurements),
                 "make the minimum at most the maximum");
   if (o.max_band_overlap < 0 || o.max_band_overlap > 1)
@@ -49,7 +55,7 @@ EngineSettings engine_settings(const MeasureOptions& o, const std::vector<Mhz>& 
   s.clocks = clocks;
   s.pairs = pairs;
   s.rse = o.rse;
-  s.min_measurements = o.min_measurements;
+  s.min_measurements = min_measurements(o);
   s.max_measurements = o.max_measurements;
   s.max_band_overlap = o.max_band_overlap;
   s.include_inseparable = o.include_inseparable;
@@ -177,8 +183,8 @@ void add_measure_options(CLI::App& app, MeasureOptions& o) {
   app.add_option("-d,--device", o.backend.device, "GPU: index, UUID or PCI bus id")->capture_default_str();
   app.add_option("--rse", o.rse, "stop a pair once the relative standard error of its latencies is below this")
       ->capture_default_str();
-  app.add_option("--min-measurements", o.min_measurements, "measurements per pair before the RSE is checked")
-      ->capture_default_str();
+  app.add_option("--min-measurements", o.min_measurements,
+                 "measurements per pair before the RSE is checked (default 25, or --max-measurements if lower)");
   app.add_option("--max-measurements", o.max_measurements, "stop a pair after this many measurements")
       ->capture_default_str();
   app.add_option("--pairs", o.pairs, "all, increasing, decreasing, or INIT:TARGET,... (clocks from --freq)")
@@ -231,11 +237,14 @@ int run_measure(const MeasureOptions& o) {
                 "e.g. latest --freq 600,900,1200,1500 (see latest --help)");
   const std::vector<Mhz> clocks = parse_clock_list(o.freq);
   validate(o);
+  if (!o.min_measurements && o.max_measurements < kDefaultMinMeasurements)
+    fmt::print(stderr, "latest: --max-measurements {0} is below the default minimum of {1}: the minimum is {0} too\n",
+               o.max_measurements, kDefaultMinMeasurements);
   const std::vector<ClockPair> pairs = resolve_pairs(o.pairs, clocks);
   if (pairs.empty())
     throw Error(ErrorKind::bad_argument, fmt::format("--pairs {} selects no pair of these clocks", o.pairs));
   if (!o.plan_only && !directory_writable(o.output))
-    throw Error(ErrorKind::bad_argument, fmt::format("cannot write the output directory {}", o.output),
+    throw Error(ErrorKind::bad_argument, unwritable_output(o.output),
                 "choose a writable --output directory");
 
   Backends backends = open_backends(o.backend);

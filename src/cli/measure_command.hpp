@@ -15,7 +15,8 @@ struct MeasureOptions {
   std::string pairs = "all";
   std::string output = "latest-results";
   double rse = 0.05;
-  int min_measurements = 25;
+  // Unset: 25, or --max-measurements where that is lower (the run says so).
+  std::optional<int> min_measurements;
   int max_measurements = 500;
   bool plan_only = false;
   bool save_traces = false;

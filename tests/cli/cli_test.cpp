@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -174,6 +175,50 @@ TEST(Cli, HostileResultsAreRefusedWithExitTwo) {
         << r.err;
   }
   fs::remove_all(dir);
+}
+
+// The rough edges a new user hit (issue 11, item 4): parser errors in the
+// house style with a hint, paths that are files or missing named as such,
+// a lone --max-measurements below the default minimum lowers it.
+TEST(Cli, ParserAndPathErrorsSayWhatIsWrongAndTheWayOut) {
+  const fs::path run_dir = scratch("edges");
+  ASSERT_EQ(run({"--backend", "sim", "--freq", "1980,990", "--max-measurements", "5", "--output", run_dir.string()}).code, 0);
+  const fs::path manifest = run_dir / "manifest.json";
+  const std::vector<std::tuple<std::vector<std::string>, int, std::string, std::string>> cases = {
+      {{"--freq", "1980,990", "--rse", "abc"}, 2, "latest: error: --rse: 'abc' is not a value it takes",
+       "latest: hint: `latest --help`"},
+      {{"analyze"}, 2, "latest: error: latest analyze needs one or more result directories", "latest: hint: e.g."},
+      {{"--freq", "1980,990", "--bogus"}, 2, "--bogus: not an option or argument of latest", "latest: hint:"},
+      {{"analyze", manifest.string()}, 2, manifest.string() + " is a file, not a result directory",
+       "give the directory that holds it: " + run_dir.string()},
+      {{"report", manifest.string()}, 2, "is a file, not a result directory", "latest: hint:"},
+      {{"analyze", (run_dir / "nonexistent").string()}, 6, "nonexistent does not exist", "latest: hint:"},
+      {{"--backend", "sim", "--freq", "1980,990", "--output", manifest.string()}, 2,
+       manifest.string() + " is a file, not a directory", "latest: hint:"},
+      {{"analyze", run_dir.string(), "-o", manifest.string()}, 2, manifest.string() + " is a file, not a directory",
+       "latest: hint:"},
+  };
+  for (const auto& [args, code, says, hint] : cases) {
+    const Result r = run(args);
+    EXPECT_EQ(r.code, code) << args.front() << ": " << r.err;
+    EXPECT_NE(r.err.find(says), std::string::npos) << "expected '" << says << "' in: " << r.err;
+    EXPECT_NE(r.err.find(hint), std::string::npos) << "expected '" << hint << "' in: " << r.err;
+    EXPECT_EQ(r.err.find("Could not convert"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("is required"), std::string::npos) << r.err;
+  }
+  const fs::path lowered = scratch("lowered");
+  const Result few = run({"--backend", "sim", "--freq", "1980,990", "--max-measurements", "5", "--output", lowered.string()});
+  EXPECT_EQ(few.code, 0) << few.err;
+  EXPECT_NE(few.err.find("below the default minimum of 25: the minimum is 5 too"), std::string::npos) << few.err;
+  // Each subcommand's help is its own: the measurement's results paragraph is not in it.
+  for (const std::string sub : {"analyze", "report", "table", "info", "selftest", "reset"}) {
+    const Result help = run({sub, "--help"});
+    EXPECT_EQ(help.code, 0);
+    EXPECT_EQ(help.out.find("one CSV per pair"), std::string::npos) << sub;
+  }
+  EXPECT_NE(run({"--help"}).out.find("one CSV per pair"), std::string::npos);
+  fs::remove_all(run_dir);
+  fs::remove_all(lowered);
 }
 
 TEST(Cli, PlanPrintsAndWritesNothing) {

@@ -286,7 +286,7 @@ Telemetry SimGpu::telemetry() {
   const double mhz = mhz_at(to_gpu(now_));
   const double top = profile_.clocks.back();
   t.temperature_c = 40 + 25 * mhz / top + (t.throttle.thermal ? 45 : 0);
-  t.power_w = 90 + 500 * (mhz / top) * (mhz / top);
+  t.power_w = profile_.idle_power_w + (profile_.max_power_w - profile_.idle_power_w) * (mhz / top) * (mhz / top);
   t.memory_mhz = profile_.memory_mhz;
   return t;
 }

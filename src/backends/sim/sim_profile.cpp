@@ -116,6 +116,8 @@ std::map<std::string, SimProfile> make_profiles() {
   a100.sm_count = 108;
   a100.clocks = clock_range(210, 1410, 15);
   a100.memory_mhz = 1215;
+  a100.idle_power_w = 55;
+  a100.max_power_w = 380;  // rated 400 W
   a100.noise.slow_iteration_probability = 1e-5;
   a100.sm_groups = 7;
   profiles[a100.name] = a100;
@@ -126,6 +128,8 @@ std::map<std::string, SimProfile> make_profiles() {
   rtx.sm_count = 72;
   rtx.clocks = clock_range(300, 2100, 15);
   rtx.memory_mhz = 7001;
+  rtx.idle_power_w = 35;
+  rtx.max_power_w = 240;  // rated 260 W
   rtx.noise.slow_iteration_probability = 5e-5;
   rtx.noise.jitter_sd_ns = 8;
   rtx.sm_groups = 6;

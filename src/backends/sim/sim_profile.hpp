@@ -63,6 +63,9 @@ struct SimProfile {
   int sm_groups = 8;                // GPCs: SMs of one group take a clock change together
   double max_group_skew_ns = 2000;  // per switch, each group follows the clock up to this late
   NoiseModel noise;
+  // Board power at idle and at the top clock under our load (the card's
+  // rated limit bounds the latter).
+  double idle_power_w = 90, max_power_w = 590;
   double call_latency_min_ms = 0.15;  // t_r - t_s of the set-clock call
   double call_latency_max_ms = 0.5;
   // The card itself, fixed per profile (the run's --seed only draws from it).

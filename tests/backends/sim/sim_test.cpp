@@ -156,5 +156,18 @@ TEST(Sim, LatencyModelShapes) {
   EXPECT_LT(same_target, same_init);
 }
 
+// Board power within each card's rating at its top clock (the A100 drew
+// 590 W, rated 400 W), and lower at a low clock.
+TEST(Sim, PowerStaysWithinTheCardsRating) {
+  for (const auto& [profile, rated] : std::vector<std::pair<std::string, double>>{{"h200", 700}, {"a100", 400}, {"rtx6000", 260}}) {
+    SimGpu gpu(profile_named(profile), 3);
+    const double top = gpu.telemetry().power_w.value();
+    EXPECT_LE(top, rated) << profile;
+    gpu.request_clock(gpu.now(), profile_named(profile).clocks.front());
+    gpu.advance_to(gpu.now() + 2'000'000'000);
+    EXPECT_LT(gpu.telemetry().power_w.value(), top / 2) << profile;
+  }
+}
+
 }  // namespace
 }  // namespace latest::sim
