@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -52,6 +53,16 @@ SessionResult run_session(Backends& backends, const EngineSettings& settings, co
   run_key["device_uuid"] = backends.clocks->identity().uuid;
   run_key.erase("save_traces");  // what is kept, not what is measured
   run_key.erase("trace_first");
+  // What was measured, not how it was asked for: the clocks as a set, the
+  // backend as resolved (auto that chose the simulator is the simulator),
+  // the card by its UUID (not the index or bus id that selected it).
+  if (run_key.contains("freq_mhz") && run_key["freq_mhz"].is_array()) {
+    auto freq = run_key["freq_mhz"].get<std::vector<Mhz>>();
+    std::sort(freq.begin(), freq.end());
+    run_key["freq_mhz"] = freq;
+  }
+  run_key["backend"] = backends.workload->info().backend;
+  run_key.erase("device");
   ResultStore store(output, run_key, settings_doc, describe);
   const auto done = store.resume();
   if (!done.empty()) fmt::print(stderr, "latest: resuming {}: {} pairs already done\n", output, done.size());

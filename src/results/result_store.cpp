@@ -9,6 +9,7 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.hpp"
 #include "results/atomic_file.hpp"
@@ -112,10 +113,23 @@ std::set<std::pair<Mhz, Mhz>> ResultStore::resume() {
                               "schemas in one directory",
                               dir_.string(), schema),
                   "`latest analyze` and `latest report` still read it; measure into another --output directory");
-    if (old.value("run_key", json()) != manifest_["run_key"])
+    const json old_key = old.value("run_key", json::object());
+    const json& new_key = manifest_["run_key"];
+    if (old_key != new_key) {
+      // Name what differs: the setting, its value now and in the directory.
+      std::vector<std::string> differs;
+      std::set<std::string> keys;
+      for (const auto& [k, v] : new_key.items()) keys.insert(k);
+      if (old_key.is_object())
+        for (const auto& [k, v] : old_key.items()) keys.insert(k);
+      for (const auto& k : keys) {
+        const json now = new_key.contains(k) ? new_key[k] : json(), then = old_key.is_object() && old_key.contains(k) ? old_key[k] : json();
+        if (now != then) differs.push_back(fmt::format("{} {} (the directory has {})", k, now.dump(), then.dump()));
+      }
       throw Error(ErrorKind::bad_argument,
-                  fmt::format("{} holds results of a different run (other clocks, pairs, device or settings)", dir_.string()),
-                  "rerun the exact same command to resume it, or choose another --output directory");
+                  fmt::format("{} holds results of a different run: {}", dir_.string(), fmt::join(differs, "; ")),
+                  "rerun the command that made it to resume it, or choose another --output directory");
+    }
     const json pairs = old.contains("pairs") ? old["pairs"] : json::array();
     if (!pairs.is_array()) throw std::invalid_argument("pairs is not an array");
     for (const auto& p : pairs) {

@@ -361,7 +361,17 @@ TEST(Cli, ADifferentRunIntoTheSameDirectoryIsRefused) {
   ASSERT_EQ(run({"--backend", "sim", "--freq", "1980,990", "--max-measurements", "25", "--output", dir.string()}).code, 0);
   const Result r = run({"--backend", "sim", "--freq", "1980,1500", "--output", dir.string()});
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("different run"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("different run: freq_mhz [1500,1980] (the directory has [990,1980])"), std::string::npos)
+      << "names what differs: " << r.err;
+  const Result rse = run({"--backend", "sim", "--freq", "1980,990", "--max-measurements", "25", "--rse", "0.02",
+                          "--output", dir.string()});
+  EXPECT_EQ(rse.code, 2);
+  EXPECT_NE(rse.err.find("rse 0.02 (the directory has 0.05)"), std::string::npos) << rse.err;
+  // Not a difference: the clocks in another order, auto that resolved to the
+  // simulator, the same card by another selector.
+  const Result same = run({"--freq", "990,1980", "--max-measurements", "25", "--device", "0", "--output", dir.string()});
+  EXPECT_EQ(same.code, 0) << same.err;
+  EXPECT_NE(same.err.find("resuming"), std::string::npos) << same.err;
   fs::remove_all(dir);
 }
 
