@@ -344,8 +344,12 @@ TEST(Cli, AnalyzeAndReportOnTheRunsOwnOutput) {
   const Result rep = run({"report", dir.string(), "--output", (dir / "r.html").string()});
   EXPECT_EQ(rep.code, 0) << rep.err;
   const Result missing = run({"analyze", (dir / "nope").string()});
-  EXPECT_EQ(missing.code, 2);
-  EXPECT_NE(missing.err.find("no manifest.json"), std::string::npos) << missing.err;
+  EXPECT_EQ(missing.code, 6) << "not found";
+  EXPECT_NE(missing.err.find("nope does not exist"), std::string::npos) << missing.err;
+  fs::create_directories(dir / "empty");
+  const Result empty = run({"analyze", (dir / "empty").string()});
+  EXPECT_EQ(empty.code, 2);
+  EXPECT_NE(empty.err.find("has no manifest.json"), std::string::npos) << empty.err;
   const Result paper = run({"analyze", dir.string(), "--outlier-filter", "paper", "--output", (dir / "paper").string()});
   EXPECT_EQ(paper.code, 0) << paper.err;
   EXPECT_TRUE(fs::exists(dir / "paper" / "pairs.csv"));
