@@ -64,7 +64,7 @@ void check_supported(const std::vector<Mhz>& clocks, const std::vector<Mhz>& sup
     throw Error(ErrorKind::bad_argument,
                 fmt::format("the device does not support {} MHz; the nearest supported clocks are {} MHz", f,
                             fmt::join(nearest, " and ")),
-                fmt::format("supported: {}–{} MHz ({} clocks); `latest info` lists them all",
+                fmt::format("supported: {}–{} MHz ({} clocks); `latest info --clocks` lists them all",
                             supported.empty() ? 0 : supported.front(), supported.empty() ? 0 : supported.back(),
                             supported.size()));
   }

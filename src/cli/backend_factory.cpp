@@ -58,6 +58,23 @@ void use_nvml(Backends& b, NvmlSide side) {
   if (!side.device->read_only()) b.guard = std::move(side.guard);
 }
 
+// --read-only on the simulator: what would change a clock fails as on a real
+// card (exit 4), so a read-only run can be rehearsed without one.
+class ReadOnlyClockControl final : public ClockControl {
+ public:
+  explicit ReadOnlyClockControl(std::shared_ptr<ClockControl> inner) : inner_(std::move(inner)) {}
+  DeviceIdentity identity() override { return inner_->identity(); }
+  std::vector<Mhz> supported_clocks() override { return inner_->supported_clocks(); }
+  void set_clock(Mhz mhz) override {
+    throw Error(ErrorKind::no_permission, fmt::format("read-only: setting the SM clock to {} MHz is refused", mhz),
+                "leave out --read-only (and LATEST_READ_ONLY) to let the run change clocks");
+  }
+  Telemetry telemetry() override { return inner_->telemetry(); }
+
+ private:
+  std::shared_ptr<ClockControl> inner_;
+};
+
 Backends open_sim(const BackendOptions& o) {
   const auto& profile = sim::profile_named(o.sim_profile);
   sim::Injection injection;
@@ -72,6 +89,7 @@ Backends open_sim(const BackendOptions& o) {
     use_nvml(b, open_nvml(o, parse_device_selector(o.device)));
   } else {
     b.clocks = std::make_shared<sim::SimClockControl>(gpu, sim_device_index(o.device));
+    if (o.read_only || nvml::read_only_from_environment()) b.clocks = std::make_shared<ReadOnlyClockControl>(b.clocks);
   }
   return b;
 }

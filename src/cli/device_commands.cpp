@@ -8,6 +8,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/arguments.hpp"
@@ -52,6 +53,7 @@ void add_info_command(CLI::App& app, InfoOptions& o) {
   cmd->add_option("--iteration-fmas", o.fmas, "FMAs per iteration in the calibration")->capture_default_str();
   cmd->add_option("--warps", o.backend.warps, "warps per SM")->capture_default_str();
   cmd->add_option("--json", o.json, "also write everything, per-SM statistics included, to this file");
+  cmd->add_flag("--clocks", o.all_clocks, "list every supported SM clock (comma-separated, as --freq takes them)");
 }
 
 namespace {
@@ -84,6 +86,7 @@ int run_info(const InfoOptions& o) {
                    {"sm_count", wi.sm_count}, {"backend", wi.backend}};
   const auto clocks = c.supported_clocks();
   fmt::print("supported SM clocks: {}\n", clock_table_text(clocks));
+  if (o.all_clocks) fmt::print("  {}\n", fmt::join(clocks, ","));
   doc["supported_clocks_mhz"] = clocks;
   const Telemetry t = c.telemetry();
   fmt::print("clock-event reasons 0x{:x}{}{}; temperature {}; power {}; memory clock {}\n", t.throttle.raw_reasons,
@@ -255,7 +258,17 @@ int run_selftest(const SelftestOptions& o) {
   BackendOptions b = o.backend;
   b.backend = "cuda";
   b.emulation = em;
-  Backends backends = open_backends(b);
+  Backends backends = [&] {
+    try {
+      return open_backends(b);
+    } catch (const Error& e) {
+      // The selftest runs on a real GPU only: the simulator is no way out here.
+      if (e.kind() != ErrorKind::driver_missing && e.kind() != ErrorKind::not_found) throw;
+      throw Error(e.kind(), e.what(),
+                  "the selftest emulates switching on a real NVIDIA GPU and needs its driver; without one, "
+                  "`latest --backend sim` measures the simulated GPU, whose truth the tests check");
+    }
+  }();
   const auto supported = backends.clocks->supported_clocks();
   std::vector<Mhz> clocks;
   if (o.freq.empty()) {

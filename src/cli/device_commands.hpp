@@ -20,6 +20,7 @@ struct InfoOptions {
   std::int64_t iterations = 8192;  // per SM in the short calibration
   std::int64_t fmas = 1024;
   std::string json;  // write everything, per-SM statistics included, here
+  bool all_clocks = false;  // --clocks: print every supported clock
 };
 void add_info_command(CLI::App& app, InfoOptions& options);
 int run_info(const InfoOptions& options);

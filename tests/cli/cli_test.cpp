@@ -104,6 +104,36 @@ TEST(Cli, SelftestRefusesBadSettingsBeforeTouchingAGpu) {
   const Result r = run({"selftest", "--output", dir.string()});
   EXPECT_EQ(r.code, 9) << r.err;
   EXPECT_FALSE(fs::exists(dir));
+  // The way out it names must be one the selftest does not refuse.
+  EXPECT_EQ(r.err.find("use --backend sim"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("`latest --backend sim`"), std::string::npos) << r.err;
+}
+
+// --read-only on the simulator refuses every clock change (exit 4, no
+// files), as the README promises for a real card; info still works.
+TEST(Cli, ReadOnlyOnTheSimulatorRefusesClockChanges) {
+  const fs::path dir = scratch("sim-read-only");
+  for (const auto& [args, env] : std::vector<std::pair<std::vector<std::string>, std::map<std::string, std::string>>>{
+           {{"--read-only"}, {}}, {{}, {{"LATEST_READ_ONLY", "1"}}}}) {
+    std::vector<std::string> all = {"--backend", "sim", "--freq", "1980,990", "--output", dir.string()};
+    all.insert(all.end(), args.begin(), args.end());
+    const Result r = run(all, env);
+    EXPECT_EQ(r.code, 4) << r.err;
+    EXPECT_NE(r.err.find("read-only: setting the SM clock"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir));
+  }
+  EXPECT_EQ(run({"info", "--backend", "sim"}, {{"LATEST_READ_ONLY", "1"}}).code, 0);
+}
+
+// The unsupported-clock hint names a command that lists every clock, and it does.
+TEST(Cli, UnsupportedClockHintListsEveryClock) {
+  const Result r = run({"--backend", "sim", "--freq", "1000,1980", "--output", scratch("unsupported").string()});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("`latest info --clocks` lists them all"), std::string::npos) << r.err;
+  const Result info = run({"info", "--backend", "sim", "--clocks"});
+  EXPECT_EQ(info.code, 0) << info.err;
+  EXPECT_NE(info.out.find("345,360,375"), std::string::npos);
+  EXPECT_NE(info.out.find("1950,1965,1980"), std::string::npos);
 }
 
 // A simulator run, `latest table`, and a C program linking the table
