@@ -3,11 +3,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/analysis_commands.hpp"
 #include "cli/arguments.hpp"
@@ -143,9 +145,25 @@ void print_plan(const EngineSettings& s, const DeviceIdentity& id) {
              s.min_measurements, duration_text(e.total_s()));
 }
 
+// What happened to a pair beyond its numbers: discarded measurements (and
+// why), retried windows, records that did not fit the detector's model.
+std::string pair_note(const PairResult& r) {
+  std::vector<std::string> parts;
+  for (const auto& [why, n] : r.discarded) parts.push_back(fmt::format("{} discarded ({})", n, why));
+  int failed = 0;
+  for (const auto& [why, n] : r.failed) failed += n;
+  if (failed > 0) parts.push_back(fmt::format("{} windows retried", failed));
+  std::map<std::string, int> misfits;
+  for (const auto& row : r.rows)
+    for (Misfit m : kMisfits)
+      if (row.misfits & static_cast<unsigned>(m)) ++misfits[to_string(m)];
+  for (const auto& [kind, n] : misfits) parts.push_back(fmt::format("misfit {} {}", kind, n));
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
 void print_summary(const std::vector<PairResult>& results, const std::string& dir) {
   fmt::print("{:>6} {:>6}  {:>5}  {:>9} {:>9} {:>9}  {:>6}  {}\n", "init", "target", "n", "min ms", "median ms",
-             "max ms", "RSE", "note");
+             "max ms", "RSE", "note (switching latency, outliers included; analysis/ and the report leave them out)");
   int measured = 0, skipped = 0;
   for (const auto& r : results) {
     if (r.status != "measured") {
@@ -158,8 +176,8 @@ void print_summary(const std::vector<PairResult>& results, const std::string& di
     std::vector<double> xs;
     for (const auto& row : r.rows) xs.push_back(row.switching_ms);
     const Summary sum = summarise(std::move(xs));
-    fmt::print("{:>6} {:>6}  {:>5}  {:>9.3f} {:>9.3f} {:>9.3f}  {:>5.1f}%\n", r.pair.init, r.pair.target, sum.n,
-               sum.min, sum.median, sum.max, r.rse * 100);
+    fmt::print("{:>6} {:>6}  {:>5}  {:>9.3f} {:>9.3f} {:>9.3f}  {:>5.1f}%  {}\n", r.pair.init, r.pair.target, sum.n,
+               sum.min, sum.median, sum.max, r.rse * 100, pair_note(r));
   }
   fmt::print("{} pairs measured, {} skipped; results in {}\n", measured, skipped, dir);
 }

@@ -4,12 +4,25 @@
 
 namespace latest::cli {
 
+std::string clock_event_reasons_text(unsigned long long raw) {
+  // NVML's clocks-event reason bits (nvmlClocksEventReasons*).
+  static const std::pair<unsigned long long, const char*> kNames[] = {
+      {0x1, "GPU idle"},          {0x2, "application clocks setting"}, {0x4, "software power cap"},
+      {0x8, "hardware slowdown"}, {0x10, "sync boost"},                 {0x20, "software thermal slowdown"},
+      {0x40, "hardware thermal slowdown"}, {0x80, "hardware power brake"}, {0x100, "display clock setting"}};
+  if (raw == 0) return "the driver gave no reason";
+  std::string out;
+  for (const auto& [bit, name] : kNames)
+    if (raw & bit) out += (out.empty() ? "" : ", ") + std::string(name);
+  return out.empty() ? fmt::format("reasons 0x{:x}", raw) : out;
+}
+
 std::string describe(const SkipReason& r) {
   using Code = SkipReason::Code;
   switch (r.code) {
     case Code::none: return {};
     case Code::clock_power_capped:
-      return fmt::format("power capping while calibrating {} MHz (reasons 0x{:x})", r.clock, r.raw_reasons);
+      return fmt::format("power capping while calibrating {} MHz ({})", r.clock, clock_event_reasons_text(r.raw_reasons));
     case Code::means_indistinguishable:
       return "phase-1 means are not distinguishable (the interval of their difference contains 0)";
     case Code::bands_overlap:
@@ -17,7 +30,8 @@ std::string describe(const SkipReason& r) {
           "the ±2σ bands overlap {:.2f} (limit {:.2f}): an iteration at the initial clock could pass as "
           "arrived; use longer iterations (--iteration-fmas) or --include-inseparable",
           r.value, r.limit);
-    case Code::power_capping: return "power capping: one of the clocks cannot be held";
+    case Code::power_capping:
+      return fmt::format("power capping: one of the clocks cannot be held ({})", clock_event_reasons_text(r.raw_reasons));
     case Code::not_captured:
       return fmt::format("switch not captured within the longest window ({} ms, --max-capture-ms)", r.value);
     case Code::measurements_failed:

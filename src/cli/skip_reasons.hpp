@@ -8,4 +8,7 @@ namespace latest::cli {
 
 std::string describe(const SkipReason& reason);
 
+// NVML's clock-event reason bits in words ("software power cap, ...").
+std::string clock_event_reasons_text(unsigned long long raw);
+
 }  // namespace latest::cli

@@ -251,6 +251,24 @@ TEST(Cli, ParserAndPathErrorsSayWhatIsWrongAndTheWayOut) {
   fs::remove_all(lowered);
 }
 
+// Events in view (issue 11, item 5): a thermal discard shows in the summary's
+// note column; a power-cap skip gives the driver's reasons in words.
+TEST(Cli, EventsShowInTheSummary) {
+  const fs::path thermal = scratch("events-thermal");
+  const Result t = run({"--backend", "sim", "--freq", "1980,990", "--sim-thermal-at", "4", "--max-measurements", "30",
+                        "--output", thermal.string()});
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.out.find("5 discarded (thermal)"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("outliers included"), std::string::npos) << "the table says what it includes";
+  const fs::path capped = scratch("events-power");
+  const Result p = run({"--backend", "sim", "--freq", "1980,1200", "--sim-power-cap", "1500", "--output", capped.string()});
+  ASSERT_EQ(p.code, 0) << p.err;
+  EXPECT_NE(p.out.find("(software power cap)"), std::string::npos) << p.out;
+  EXPECT_EQ(p.out.find("0x0"), std::string::npos) << p.out;
+  fs::remove_all(thermal);
+  fs::remove_all(capped);
+}
+
 TEST(Cli, PlanPrintsAndWritesNothing) {
   const fs::path dir = scratch("plan");
   const Result r = run({"--freq", "600,900,1200,1500", "--plan", "--output", dir.string()});

@@ -283,6 +283,8 @@ Telemetry SimGpu::telemetry() {
   for (double at : injection_.thermal_at_s)
     t.throttle.thermal |= at <= seconds && seconds < at + kThermalEventSeconds;
   t.throttle.power = injection_.power_cap_mhz && requested_ > *injection_.power_cap_mhz;
+  // As NVML reports them: software power cap, software thermal slowdown.
+  t.throttle.raw_reasons = (t.throttle.power ? 0x4u : 0u) | (t.throttle.thermal ? 0x20u : 0u);
   const double mhz = mhz_at(to_gpu(now_));
   const double top = profile_.clocks.back();
   t.temperature_c = 40 + 25 * mhz / top + (t.throttle.thermal ? 45 : 0);
