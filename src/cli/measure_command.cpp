@@ -3,6 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <limits>
+#include <fstream>
 #include <map>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +14,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "analysis/result_reader.hpp"
 #include "cli/analysis_commands.hpp"
 #include "cli/arguments.hpp"
 #include "cli/run_session.hpp"
@@ -21,6 +25,7 @@
 
 namespace latest::cli {
 namespace {
+namespace fs = std::filesystem;
 
 constexpr int kDefaultMinMeasurements = 25;
 
@@ -152,7 +157,7 @@ std::string pair_note(const PairResult& r) {
   for (const auto& [why, n] : r.discarded) parts.push_back(fmt::format("{} discarded ({})", n, why));
   int failed = 0;
   for (const auto& [why, n] : r.failed) failed += n;
-  if (failed > 0) parts.push_back(fmt::format("{} windows retried", failed));
+  if (failed > 0) parts.push_back(fmt::format("{} window{} retried", failed, failed == 1 ? "" : "s"));
   std::map<std::string, int> misfits;
   for (const auto& row : r.rows)
     for (Misfit m : kMisfits)
@@ -161,11 +166,37 @@ std::string pair_note(const PairResult& r) {
   return fmt::format("{}", fmt::join(parts, "; "));
 }
 
-void print_summary(const std::vector<PairResult>& results, const std::string& dir) {
+void print_summary(const SessionResult& session, const std::string& dir) {
   fmt::print("{:>6} {:>6}  {:>5}  {:>9} {:>9} {:>9}  {:>6}  {}\n", "init", "target", "n", "min ms", "median ms",
              "max ms", "RSE", "note (switching latency, outliers included; analysis/ and the report leave them out)");
-  int measured = 0, skipped = 0;
-  for (const auto& r : results) {
+  const auto row = [](ClockPair pair, const std::vector<double>& xs, double rse, const std::string& note) {
+    const Summary sum = summarise(xs);
+    fmt::print("{:>6} {:>6}  {:>5}  {:>9.3f} {:>9.3f} {:>9.3f}  {:>6}  {}\n", pair.init, pair.target, sum.n, sum.min,
+               sum.median, sum.max, std::isfinite(rse) ? fmt::format("{:.1f}%", rse * 100) : std::string("-"), note);
+  };
+  int measured = 0, skipped = 0, kept = 0;
+  // Pairs an earlier run finished: from the directory, marked as kept.
+  const auto manifest = nlohmann::json::parse(std::ifstream(fs::path(dir) / "manifest.json"), nullptr, false);
+  for (const ClockPair pair : session.kept) {
+    ++kept;
+    std::string status = "measured", file;
+    double rse = std::numeric_limits<double>::quiet_NaN();
+    if (manifest.is_object())
+      for (const auto& p : manifest.value("pairs", nlohmann::json::array()))
+        if (p.is_object() && p.value("init_mhz", 0) == pair.init && p.value("target_mhz", 0) == pair.target) {
+          status = p.value("status", "measured");
+          file = p.value("file", "");
+          if (p.contains("rse") && p["rse"].is_number()) rse = p["rse"].get<double>();
+        }
+    if (status != "measured" || file.empty()) {
+      fmt::print("{:>6} {:>6}  {:>5}  {:>9} {:>9} {:>9}  {:>6}  kept: skipped by an earlier run\n", pair.init,
+                 pair.target, 0, "-", "-", "-", "-");
+      continue;
+    }
+    const auto m = analysis::read_pair_csv(fs::path(dir) / file, pair);
+    row(pair, m.switching_ms, rse, "kept: measured by an earlier run");
+  }
+  for (const auto& r : session.results) {
     if (r.status != "measured") {
       ++skipped;
       fmt::print("{:>6} {:>6}  {:>5}  {:>9} {:>9} {:>9}  {:>6}  skipped: {}\n", r.pair.init, r.pair.target, 0, "-",
@@ -174,12 +205,11 @@ void print_summary(const std::vector<PairResult>& results, const std::string& di
     }
     ++measured;
     std::vector<double> xs;
-    for (const auto& row : r.rows) xs.push_back(row.switching_ms);
-    const Summary sum = summarise(std::move(xs));
-    fmt::print("{:>6} {:>6}  {:>5}  {:>9.3f} {:>9.3f} {:>9.3f}  {:>5.1f}%  {}\n", r.pair.init, r.pair.target, sum.n,
-               sum.min, sum.median, sum.max, r.rse * 100, pair_note(r));
+    for (const auto& m : r.rows) xs.push_back(m.switching_ms);
+    row(r.pair, xs, r.rse, pair_note(r));
   }
-  fmt::print("{} pairs measured, {} skipped; results in {}\n", measured, skipped, dir);
+  fmt::print("{} pairs: {} kept, {} measured, {} skipped; results in {}\n", kept + measured + skipped, kept, measured,
+             skipped, dir);
 }
 
 }  // namespace
@@ -280,7 +310,7 @@ int run_measure(const MeasureOptions& o) {
 
   nlohmann::json settings_doc = settings_json(settings, o);
   const SessionResult session = run_session(backends, settings, settings_doc, o.output, o.progress);
-  print_summary(session.results, o.output);
+  print_summary(session, o.output);
   // The run ends by analysing its own output (all pairs, resumed ones too).
   analyse_and_report(o.output);
   fmt::print("analysis in {}/analysis, report in {}/report.html\n", o.output, o.output);

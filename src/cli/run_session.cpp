@@ -65,7 +65,8 @@ SessionResult run_session(Backends& backends, const EngineSettings& settings, co
   run_key.erase("device");
   ResultStore store(output, run_key, settings_doc, describe);
   const auto done = store.resume();
-  if (!done.empty()) fmt::print(stderr, "latest: resuming {}: {} pairs already done\n", output, done.size());
+  if (!done.empty())
+    fmt::print(stderr, "latest: resuming {}: {} {} already done\n", output, done.size(), done.size() == 1 ? "pair" : "pairs");
   SessionObserver observer(store, parse_progress_mode(progress, isatty(STDERR_FILENO) != 0));
   install_stop_handlers();
   // Whatever happens below, the card gets its prior clocks back, on the main path.
@@ -81,6 +82,7 @@ SessionResult run_session(Backends& backends, const EngineSettings& settings, co
     }
   } restore{backends.guard.get()};
   SessionResult result;
+  for (const auto& [init, target] : done) result.kept.push_back({init, target});
   try {
     Engine engine(*backends.workload, *backends.clocks, settings, observer, stop_requested);
     result.state = engine.run(done);

@@ -14,6 +14,7 @@ namespace latest::cli {
 
 struct SessionResult {
   std::vector<PairResult> results;  // pairs finished by this run
+  std::vector<ClockPair> kept;      // pairs an earlier run into the directory finished
   RunState state;
 };
 

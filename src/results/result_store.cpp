@@ -140,6 +140,12 @@ std::set<std::pair<Mhz, Mhz>> ResultStore::resume() {
       manifest_["pairs"].push_back(p);
     }
     if (!old.value("started_utc", json("")).is_string()) throw std::invalid_argument("started_utc is not a string");
+    // Timer syncs of the earlier runs stay on record; this run's are added.
+    json earlier = old.contains("timer_sync_earlier_runs") && old["timer_sync_earlier_runs"].is_array()
+                       ? old["timer_sync_earlier_runs"]
+                       : json::array();
+    if (old.contains("timer_sync") && old["timer_sync"].is_object()) earlier.push_back(old["timer_sync"]);
+    manifest_["timer_sync_earlier_runs"] = earlier;
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {  // the JSON library's type errors, and the checks above
@@ -200,6 +206,10 @@ void ResultStore::record_state(const RunState& s) {
                              {"drift_ppm", s.sync.drift_ppm},
                              {"max_gap_between_syncs_s", s.sync.max_gap_s},
                              {"max_drift_between_syncs_us", s.sync.max_drift_between_syncs_ns / 1e3}};
+  int all_runs = s.sync.count;
+  if (manifest_.contains("timer_sync_earlier_runs"))
+    for (const auto& e : manifest_["timer_sync_earlier_runs"]) all_runs += e.value("count", 0);
+  manifest_["timer_sync"]["count_all_runs"] = all_runs;
 }
 
 void ResultStore::planned(const RunState& state) {

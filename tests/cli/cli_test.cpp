@@ -29,6 +29,12 @@ TEST(Cli, VersionAndHelp) {
     EXPECT_NE(h.out.find(word), std::string::npos) << word;
 }
 
+int count_of(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
 struct Refusal {
   std::vector<std::string> args;
   int code;
@@ -269,6 +275,26 @@ TEST(Cli, EventsShowInTheSummary) {
   fs::remove_all(capped);
 }
 
+// A rerun of a finished run lists every pair as kept, with the counts, and
+// the manifest keeps the earlier runs' timer syncs (issue 11, item 3).
+TEST(Cli, RerunListsKeptPairsAndKeepsTheSyncRecord) {
+  const fs::path dir = scratch("rerun");
+  const std::vector<std::string> args = {"--backend", "sim", "--freq", "1980,990", "--max-measurements", "5",
+                                         "--output", dir.string()};
+  ASSERT_EQ(run(args).code, 0);
+  const int first = nlohmann::json::parse(slurp(dir / "manifest.json"))["timer_sync"]["count"].get<int>();
+  const Result again = run(args);
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_NE(again.err.find("2 pairs already done"), std::string::npos) << again.err;
+  EXPECT_NE(again.out.find("2 pairs: 2 kept, 0 measured, 0 skipped"), std::string::npos) << again.out;
+  EXPECT_EQ(count_of(again.out, "kept: measured by an earlier run"), 2) << again.out;
+  const auto m = nlohmann::json::parse(slurp(dir / "manifest.json"));
+  ASSERT_EQ(m["timer_sync_earlier_runs"].size(), 1u);
+  EXPECT_EQ(m["timer_sync_earlier_runs"][0]["count"].get<int>(), first);
+  EXPECT_EQ(m["timer_sync"]["count_all_runs"].get<int>(), first + m["timer_sync"]["count"].get<int>());
+  fs::remove_all(dir);
+}
+
 TEST(Cli, PlanPrintsAndWritesNothing) {
   const fs::path dir = scratch("plan");
   const Result r = run({"--freq", "600,900,1200,1500", "--plan", "--output", dir.string()});
@@ -288,7 +314,7 @@ TEST(Cli, SeedCommandLineWorksAsWritten) {
     EXPECT_NE(r.err.find("using the simulated GPU"), std::string::npos) << r.err;
   }
   EXPECT_EQ(csv_count(dir), 2);
-  EXPECT_NE(r.out.find("2 pairs measured"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2 pairs: 0 kept, 2 measured, 0 skipped"), std::string::npos) << r.out;
   fs::remove_all(dir);
 }
 
@@ -308,7 +334,7 @@ TEST(Cli, DoneCriterionRunWritesSixPairsAndAManifest) {
     EXPECT_EQ(p["status"], "measured");
     EXPECT_TRUE(fs::exists(dir / p["file"].get<std::string>()));
   }
-  EXPECT_NE(r.out.find("6 pairs measured, 0 skipped"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("6 pairs: 0 kept, 6 measured, 0 skipped"), std::string::npos) << r.out;
   RecordProperty("seconds", std::to_string(seconds));
   fs::remove_all(dir);
 }
