@@ -14,6 +14,7 @@
 #include "cli/arguments.hpp"
 #include "cli/measure_command.hpp"
 #include "cli/run_session.hpp"
+#include "cli/skip_reasons.hpp"
 #include "core/accuracy.hpp"
 #include "core/calibration.hpp"
 #include "core/error.hpp"
@@ -288,7 +289,20 @@ int run_selftest(const SelftestOptions& o) {
   const SessionResult session = run_session(backends, s, settings_doc, o.output);
 
   const Accuracy acc = accuracy_against_truth(session.results, session.state.calibrations);
-  if (acc.measurements.empty()) throw Error(ErrorKind::internal, "selftest: no measurement was accepted");
+  if (acc.measurements.empty()) {
+    // Say why: pairs skipped (their reasons), or windows all rejected.
+    std::vector<std::string> why;
+    for (const auto& r : session.results)
+      if (r.status != "measured") why.push_back(fmt::format("{} -> {} MHz skipped: {}", r.pair.init, r.pair.target, describe(r.reason)));
+    const bool inseparable = std::any_of(session.results.begin(), session.results.end(), [](const PairResult& r) {
+      return r.reason.code == SkipReason::Code::bands_overlap || r.reason.code == SkipReason::Code::means_indistinguishable;
+    });
+    throw Error(ErrorKind::internal,
+                why.empty() ? std::string("selftest: no measurement was accepted")
+                            : fmt::format("selftest: no measurement was accepted; {}", fmt::join(why, "; ")),
+                inseparable ? "choose clocks further apart (--freq 1980,990), or longer iterations (--iteration-fmas)"
+                            : "see the manifest's per-pair \"failed\" counts in " + o.output);
+  }
   json doc = {{"latency_ms", {em.min_latency_ms, em.max_latency_ms}},
               {"iteration_fmas", session.state.iteration_fmas},
               {"sync", {{"min_uncertainty_us", session.state.sync.min_uncertainty_ns / 1e3},
