@@ -254,6 +254,10 @@ void add_measure_options(CLI::App& app, MeasureOptions& o) {
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "tty", "lines", "none"}));
   app.add_flag("--save-traces", o.save_traces, "keep each SM's records around every switch (traces/)");
+  app.add_option("--save-traces-limit", o.save_traces_limit_mb,
+                 "MB of traces --save-traces may write; without it a run that could write more than 1 GB stops "
+                 "before it starts")
+      ->check(CLI::PositiveNumber);
   app.add_option("--trace-first", o.trace_first,
                  "keep the traces of the first N measurements of each pair and of its first N misfits "
                  "(default: 3 on a real GPU, 0 on the simulator; at most 256 MB a run)")
@@ -300,17 +304,43 @@ int run_measure(const MeasureOptions& o) {
   check_supported(clocks, backends.clocks->supported_clocks());
   const DeviceIdentity id = backends.clocks->identity();
   EngineSettings settings = engine_settings(o, clocks, pairs, backends.workload->info().backend == "sim");
+  // Traces of every measurement can run to gigabytes: capped, and above 1 GB
+  // only when asked for.
+  const std::int64_t traces_upto = static_cast<std::int64_t>(pairs.size()) * settings.max_measurements *
+                                   trace_bytes_per_measurement(settings, backends.workload->info().sm_count);
+  if (o.save_traces) {
+    constexpr std::int64_t kUnasked = 1ll << 30;
+    if (o.save_traces_limit_mb) {
+      settings.trace_budget_bytes = static_cast<std::int64_t>(*o.save_traces_limit_mb * (1 << 20));
+    } else if (traces_upto > kUnasked && !o.plan_only) {
+      throw Error(ErrorKind::bad_argument,
+                  fmt::format("--save-traces could write up to {:.1f} GB of traces ({} pairs x {} measurements x {:.1f} "
+                              "MB) and nothing was started",
+                              static_cast<double>(traces_upto) / (1 << 30), pairs.size(), settings.max_measurements,
+                              static_cast<double>(trace_bytes_per_measurement(settings, backends.workload->info().sm_count)) / (1 << 20)),
+                  "cap them with --save-traces-limit MB (e.g. --save-traces-limit 2048), or measure fewer pairs");
+    } else {
+      settings.trace_budget_bytes = std::max(traces_upto, kUnasked);
+    }
+  }
   if (o.detector == "auto" && settings.detector == Detector::paper)
     fmt::print(stderr, "latest: the paper's detector reports here (--detector auto on a real GPU): the pooled one "
                        "has not yet passed the emulated check on one (docs/hardware/h200.md); the CSVs keep both\n");
   if (o.plan_only) {
     print_plan(settings, id);
+    if (o.save_traces)
+      fmt::print("traces (--save-traces): up to {:.1f} MB{}\n", static_cast<double>(traces_upto) / (1 << 20),
+                 o.save_traces_limit_mb ? fmt::format(", capped at {} MB", *o.save_traces_limit_mb) : std::string());
     return 0;
   }
 
   nlohmann::json settings_doc = settings_json(settings, o);
   const SessionResult session = run_session(backends, settings, settings_doc, o.output, o.progress);
   print_summary(session, o.output);
+  if (session.state.traces_dropped > 0)
+    fmt::print(stderr, "latest: the traces of {} measurements were not kept: the run's trace budget ({:.0f} MB) was spent{}\n",
+               session.state.traces_dropped, static_cast<double>(settings.trace_budget_bytes) / (1 << 20),
+               o.save_traces ? "; raise --save-traces-limit" : "");
   // The run ends by analysing its own output (all pairs, resumed ones too).
   analyse_and_report(o.output);
   fmt::print("analysis in {}/analysis, report in {}/report.html\n", o.output, o.output);

@@ -20,6 +20,7 @@ struct MeasureOptions {
   int max_measurements = 500;
   bool plan_only = false;
   bool save_traces = false;
+  std::optional<double> save_traces_limit_mb;
   std::string progress = "auto";  // auto | tty | lines | none
   std::optional<int> trace_first;
   bool include_inseparable = false;

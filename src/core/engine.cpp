@@ -271,8 +271,11 @@ Engine::Attempt Engine::measure_once(ClockPair pair, const WindowPlan& plan) {
   return a;
 }
 
+std::int64_t trace_bytes_per_measurement(const EngineSettings& s, int sm_count) {
+  return static_cast<std::int64_t>(sm_count) * s.trace_rows_per_sm * kTraceRowBytes;
+}
+
 void Engine::keep_traces(PairResult& result, const Attempt& a, int index) {
-  constexpr std::int64_t kRowBytes = 40;
   const auto margin = static_cast<std::size_t>(settings_.trace_margin);
   std::vector<TraceRow> rows;
   for (std::size_t s = 0; s < a.records.sms.size(); ++s) {
@@ -306,8 +309,11 @@ void Engine::keep_traces(PairResult& result, const Attempt& a, int index) {
                       i < sm.cycles.size() ? sm.cycles[i] : 0u});
     }
   }
-  const auto bytes = static_cast<std::int64_t>(rows.size()) * kRowBytes;
-  if (!settings_.save_traces && trace_bytes_ + bytes > settings_.trace_budget_bytes) return;
+  const auto bytes = static_cast<std::int64_t>(rows.size()) * kTraceRowBytes;
+  if (trace_bytes_ + bytes > settings_.trace_budget_bytes) {
+    ++state_.traces_dropped;
+    return;
+  }
   trace_bytes_ += bytes;
   result.traces.insert(result.traces.end(), rows.begin(), rows.end());
 }

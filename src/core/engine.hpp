@@ -34,7 +34,7 @@ struct EngineSettings {
   bool include_inseparable = false;
   // Traces (each SM's records around a switch): of every measurement, or of
   // the first `trace_first` of each pair and as many of its misfits, within
-  // `trace_budget_bytes` over the run (rows of about 40 bytes).
+  // `trace_budget_bytes` over the run (rows of kTraceRowBytes).
   bool save_traces = false;
   int trace_first = 0;
   std::int64_t trace_budget_bytes = 256ll << 20;
@@ -167,7 +167,13 @@ struct RunState {
   std::vector<ThrottleEvent> throttle_events;
   SyncStats sync;
   std::map<Mhz, SkipReason> unusable_clocks;  // clock -> why
+  int traces_dropped = 0;  // measurements whose traces the budget left out
 };
+
+// Bytes a trace row takes in traces/*.csv, about; and the most one
+// measurement's traces can take with `sm_count` SMs.
+inline constexpr std::int64_t kTraceRowBytes = 40;
+std::int64_t trace_bytes_per_measurement(const EngineSettings& s, int sm_count);
 
 struct Progress {
   std::size_t pair_number = 0;  // 1-based

@@ -295,6 +295,33 @@ TEST(Cli, RerunListsKeptPairsAndKeepsTheSyncRecord) {
   fs::remove_all(dir);
 }
 
+// Volume (issue 11, item 7): --plan estimates the traces; a run whose
+// traces could pass 1 GB stops before starting unless capped; a cap holds
+// and the run says what it left out.
+TEST(Cli, TraceVolumeIsEstimatedAndCapped) {
+  const fs::path dir = scratch("trace-volume");
+  const std::vector<std::string> six = {"--backend", "sim", "--freq", "1980,1500,990", "--save-traces", "--output", dir.string()};
+  std::vector<std::string> plan = six;
+  plan.push_back("--plan");
+  const Result p = run(plan);
+  EXPECT_EQ(p.code, 0) << p.err;
+  EXPECT_NE(p.out.find("traces (--save-traces): up to"), std::string::npos) << p.out;
+  const Result big = run(six);
+  EXPECT_EQ(big.code, 2);
+  EXPECT_NE(big.err.find("could write up to 3.8 GB of traces"), std::string::npos) << big.err;
+  EXPECT_NE(big.err.find("--save-traces-limit"), std::string::npos) << big.err;
+  EXPECT_FALSE(fs::exists(dir));
+  const Result capped = run({"--backend", "sim", "--freq", "1980,990", "--save-traces", "--save-traces-limit", "20",
+                             "--max-measurements", "25", "--output", dir.string()});
+  EXPECT_EQ(capped.code, 0) << capped.err;
+  EXPECT_NE(capped.err.find("were not kept: the run's trace budget (20 MB) was spent"), std::string::npos) << capped.err;
+  std::uintmax_t bytes = 0;
+  for (const auto& e : fs::directory_iterator(dir / "traces")) bytes += fs::file_size(e.path());
+  EXPECT_LE(bytes, 25u << 20) << "20 MB counted at 40 bytes a row";
+  EXPECT_GT(bytes, 10u << 20);
+  fs::remove_all(dir);
+}
+
 TEST(Cli, PlanPrintsAndWritesNothing) {
   const fs::path dir = scratch("plan");
   const Result r = run({"--freq", "600,900,1200,1500", "--plan", "--output", dir.string()});
