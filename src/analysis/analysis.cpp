@@ -141,7 +141,10 @@ json summary_json(const Analysis& a) {
 }
 
 std::string summary_text(const Analysis& a) {
-  std::string out;
+  std::string out =
+      "Switching latency: request until every SM runs at the target clock for good. Transition latency: from when\n"
+      "the clock starts to move until then. Worst / best case: a pair's maximum / minimum; over pairs, their min,\n"
+      "mean and max (the paper's Table II). Outliers (adaptive DBSCAN) are left out here; README.md, \"Terms\".\n\n";
   for (const auto& g : a.gpus) {
     out += fmt::format("{} on {} ({}), {} pairs measured, {} skipped\n", g.results->name, g.results->host,
                        g.results->uuid, g.pairs.size(), g.results->skipped.size());

@@ -195,6 +195,8 @@ TEST_P(AnalysisProfile, ProducesConsistentOutputs) {
   write_analysis(a, out);
   for (const char* f : {"measurements.csv", "pairs.csv", "matrix_min.csv", "matrix_max.csv", "matrices.json", "summary.txt", "summary.json"})
     EXPECT_TRUE(std::filesystem::exists(out / f)) << f;
+  EXPECT_NE(slurp(out / "summary.txt").find("Switching latency: request until every SM runs at the target clock"),
+            std::string::npos) << "the terms, at the top of summary.txt";
   const json m = json::parse(slurp(out / "matrices.json"));
   const auto& axes = m["gpus"][0]["clocks_mhz"];
   for (std::size_t i = 0; i < axes.size(); ++i)

@@ -89,6 +89,8 @@ TEST_P(ReportProfile, RendersFromSimulatorOutput) {
   EXPECT_NE(dom.find("data-errors=\"0\""), std::string::npos);
   EXPECT_EQ(count(figure(dom, "heatmap-max-0"), "class=\"cell\""), 2);
   EXPECT_EQ(count(figure(dom, "scatter-0"), "class=\"point\""), 25);
+  EXPECT_NE(dom.find("data-terms=\"1\""), std::string::npos) << "the terms, explained once";
+  EXPECT_NE(dom.find("from the set-clock request until every SM runs at the target clock for good"), std::string::npos);
   std::filesystem::remove_all(dir);
 }
 
