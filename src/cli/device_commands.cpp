@@ -182,6 +182,9 @@ int run_info(const InfoOptions& o) {
   json hist = json::object();
   for (auto [d, n] : histogram) hist[std::to_string(d)] = n;
   json cal_doc = to_json(cal);
+  // No clock was requested: the clock is the one the SMs ran at, as measured.
+  cal_doc["mhz"] = std::lround(cal.effective_mhz);
+  cal_doc["mhz_source"] = "effective clock: clock64 cycles over globaltimer ns";
   cal_doc["raw_sd_ns"] = m.sd;
   cal_doc["histogram_ns"] = hist;
   cal_doc["bytes"] = rec.bytes;

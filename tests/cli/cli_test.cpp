@@ -131,6 +131,15 @@ TEST(Cli, ReadOnlyOnTheSimulatorRefusesClockChanges) {
   EXPECT_EQ(run({"info", "--backend", "sim"}, {{"LATEST_READ_ONLY", "1"}}).code, 0);
 }
 
+// info --json gives the clock it calibrated at (it said 0).
+TEST(Cli, InfoJsonNamesTheCalibratedClock) {
+  const fs::path file = scratch("info") / "info.json";
+  fs::create_directories(file.parent_path());
+  ASSERT_EQ(run({"info", "--backend", "sim", "--json", file.string()}).code, 0);
+  const auto doc = nlohmann::json::parse(slurp(file));
+  EXPECT_EQ(doc["calibration_current_clock"]["mhz"].get<int>(), 1980);
+}
+
 // The unsupported-clock hint names a command that lists every clock, and it does.
 TEST(Cli, UnsupportedClockHintListsEveryClock) {
   const Result r = run({"--backend", "sim", "--freq", "1000,1980", "--output", scratch("unsupported").string()});
