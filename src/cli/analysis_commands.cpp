@@ -39,18 +39,20 @@ void check_output(const fs::path& where) {
     throw Error(ErrorKind::bad_argument, unwritable_output(where.string()), "choose a writable --output");
 }
 
+// A file name from a GPU model's name: "Simulated NVIDIA H200" -> "simulated-nvidia-h200".
+std::string file_stem_for(const std::string& model) {
+  std::string name;
+  for (char c : model) name += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '-';
+  return name.empty() ? std::string("gpu") : name;
+}
+
 // analyze writes the latency table beside its other files: latency_table.json,
 // or latency_table-<model>.json per model when there are several.
 void write_tables(const analysis::Analysis& a, const analysis::AdaptiveSettings& filter, const std::string& filter_name,
                   const fs::path& out) {
   const auto tables = analysis::latency_tables(a, filter, filter_name);
   for (const auto& [model, t] : tables) {
-    std::string name = "latency_table.json";
-    if (tables.size() > 1) {
-      name = "latency_table-";
-      for (char c : model) name += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '-';
-      name += ".json";
-    }
+    const std::string name = tables.size() > 1 ? "latency_table-" + file_stem_for(model) + ".json" : "latency_table.json";
     write_file_atomically(out / name, t.dump(1) + "\n");
   }
 }
@@ -73,15 +75,13 @@ void add_report_command(CLI::App& app, AnalyzeOptions& o) {
   add_filter_option(*cmd, o);
 }
 
-void add_table_command(CLI::App& app, TableOptions& o) {
+void add_table_command(CLI::App& app, AnalyzeOptions& o) {
   auto* cmd = app.add_subcommand("table", "the latency table runtime systems load (docs/table.md): one versioned JSON "
                                           "file per GPU model, merging every card of it");
   cmd->add_option("dirs", o.dirs, "result directories, or directories holding them below")->required();
   cmd->add_option("-o,--output", o.output, "the table file; a directory when the results hold several GPU models")
       ->required();
-  cmd->add_option("--outlier-filter", o.outlier_filter,
-                  "settled (no phantom clusters at small n) or paper (Algorithm 3 as published)")
-      ->capture_default_str();
+  add_filter_option(*cmd, o);
 }
 
 namespace {
@@ -110,15 +110,9 @@ std::vector<fs::path> result_dirs(const std::vector<std::string>& given) {
   return out;
 }
 
-std::string file_name_for(const std::string& model) {
-  std::string name;
-  for (char c : model) name += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '-';
-  return (name.empty() ? std::string("gpu") : name) + ".json";
-}
-
 }  // namespace
 
-int run_table(const TableOptions& o) {
+int run_table(const AnalyzeOptions& o) {
   const analysis::AdaptiveSettings filter = outlier_filter(o.outlier_filter);
   const analysis::Analysis a = analysis::analyse(result_dirs(o.dirs), filter);
   const auto tables = analysis::latency_tables(a, filter, o.outlier_filter);
@@ -139,8 +133,9 @@ int run_table(const TableOptions& o) {
   }
   check_output(out);
   for (const auto& [model, t] : tables) {
-    write_file_atomically(out / file_name_for(model), t.dump(1) + "\n");
-    fmt::print("latency table of {}: {}\n", model, (out / file_name_for(model)).string());
+    const fs::path file = out / (file_stem_for(model) + ".json");
+    write_file_atomically(file, t.dump(1) + "\n");
+    fmt::print("latency table of {}: {}\n", model, file.string());
   }
   return 0;
 }

@@ -12,14 +12,9 @@ struct AnalyzeOptions {
   std::string outlier_filter = "settled";  // settled | paper
   std::string output;  // default: <first dir>/analysis (analyze), <first dir>/report.html (report)
 };
-struct TableOptions {
-  std::vector<std::string> dirs;
-  std::string outlier_filter = "settled";
-  std::string output;
-};
 void add_analyze_command(CLI::App& app, AnalyzeOptions& options);
-void add_table_command(CLI::App& app, TableOptions& options);
-int run_table(const TableOptions& options);
+void add_table_command(CLI::App& app, AnalyzeOptions& options);  // -o required: the table file or directory
+int run_table(const AnalyzeOptions& options);
 void add_report_command(CLI::App& app, AnalyzeOptions& options);
 int run_analyze(const AnalyzeOptions& options);
 int run_report(const AnalyzeOptions& options);

@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
   latest::cli::AnalyzeOptions analyze, report;
   latest::cli::add_analyze_command(app, analyze);
   latest::cli::add_report_command(app, report);
-  latest::cli::TableOptions table;
+  latest::cli::AnalyzeOptions table;
   latest::cli::add_table_command(app, table);
   // After the subcommands: they would inherit it, and it is the measurement's.
   app.footer("Results: one CSV per pair (<init>_<target>_<host>_<gpu>.csv) and manifest.json in --output.");
