@@ -48,9 +48,9 @@ json table(const GpuAnalysis& g, const std::vector<const GpuResults*>& cards, co
     versions.insert(m.value("tool", json::object()).value("version", "unknown"));
     detectors.insert(m.value("detector", "paper"));  // schema 1: the paper's
     apis.insert(m.value("settings", json::object()).value("clock_api", "locked"));
-    const json device = m.value("device", json::object());
-    if (device.contains("driver_version") && device["driver_version"].is_string())
-      drivers.insert(device["driver_version"].get<std::string>());
+    const json settings = m.value("settings", json::object());
+    if (settings.contains("driver_version") && settings["driver_version"].is_string())
+      drivers.insert(settings["driver_version"].get<std::string>());
     for (const json& p : m.value("pairs", json::array()))
       for (const json& f : p.value("memory_mhz_seen", json::array()))
         if (f.is_number_integer()) memory.insert(f.get<Mhz>());

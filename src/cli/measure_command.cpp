@@ -335,6 +335,8 @@ int run_measure(const MeasureOptions& o) {
   }
 
   nlohmann::json settings_doc = settings_json(settings, o);
+  // A condition of the results (the latency table records it), not a setting.
+  if (backends.query) settings_doc["driver_version"] = backends.query->status().driver_version;
   const SessionResult session = run_session(backends, settings, settings_doc, o.output, o.progress);
   print_summary(session, o.output);
   if (session.state.traces_dropped > 0)

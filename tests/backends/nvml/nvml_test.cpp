@@ -78,8 +78,12 @@ TEST_F(FakeNvml, SetsClocksAndRestoresThePriorState) {
       << s.at("set_log");
   expect_prior_state_back();
   EXPECT_EQ(csv_count(dir_ / "results"), 2);
-  // The manifest names the device NVML reported.
+  // The manifest names the device NVML reported, and its driver, which the
+  // latency table then records among its conditions.
   EXPECT_NE(slurp(dir_ / "results" / "manifest.json").find("GPU-fa4e0000"), std::string::npos);
+  EXPECT_NE(slurp(dir_ / "results" / "manifest.json").find("999.99-fake"), std::string::npos);
+  ASSERT_EQ(run({"table", (dir_ / "results").string(), "-o", (dir_ / "t.json").string()}).code, 0);
+  EXPECT_NE(slurp(dir_ / "t.json").find("\"driver\": \"999.99-fake\""), std::string::npos) << slurp(dir_ / "t.json");
 }
 
 TEST_F(FakeNvml, PermissionDeniedIsExitFourWithAHint) {
