@@ -42,6 +42,7 @@ GpuResults merged(const std::vector<const GpuResults*>& cards) {
 json table(const GpuAnalysis& g, const std::vector<const GpuResults*>& cards, const std::string& filter_name) {
   const GpuResults& r = *g.results;
   std::set<std::string> uuids, drivers, versions, detectors, apis;
+  std::set<double> power_limits;
   std::set<Mhz> memory;
   for (const GpuResults* c : cards) uuids.insert(c->uuid);
   for (const json& m : r.manifests) {
@@ -51,6 +52,8 @@ json table(const GpuAnalysis& g, const std::vector<const GpuResults*>& cards, co
     const json settings = m.value("settings", json::object());
     if (settings.contains("driver_version") && settings["driver_version"].is_string())
       drivers.insert(settings["driver_version"].get<std::string>());
+    if (settings.contains("power_limit_w") && settings["power_limit_w"].is_number())
+      power_limits.insert(settings["power_limit_w"].get<double>());
     for (const json& p : m.value("pairs", json::array()))
       for (const json& f : p.value("memory_mhz_seen", json::array()))
         if (f.is_number_integer()) memory.insert(f.get<Mhz>());
@@ -81,7 +84,9 @@ json table(const GpuAnalysis& g, const std::vector<const GpuResults*>& cards, co
           {"conditions",
            {{"driver", one_or_list(drivers)},
             {"memory_mhz", memory},
-            {"power_limit_w", nullptr},
+            {"power_limit_w", power_limits.empty()        ? json(nullptr)
+                              : power_limits.size() == 1 ? json(*power_limits.begin())
+                                                         : json(power_limits)},
             {"clock_api", one_or_list(apis)},
             {"tool_version", one_or_list(versions)},
             {"detector", one_or_list(detectors)},

@@ -336,7 +336,11 @@ int run_measure(const MeasureOptions& o) {
 
   nlohmann::json settings_doc = settings_json(settings, o);
   // A condition of the results (the latency table records it), not a setting.
-  if (backends.query) settings_doc["driver_version"] = backends.query->status().driver_version;
+  if (backends.query) {
+    const DeviceStatus st = backends.query->status();
+    settings_doc["driver_version"] = st.driver_version;
+    if (st.power_limit_w) settings_doc["power_limit_w"] = *st.power_limit_w;
+  }
   const SessionResult session = run_session(backends, settings, settings_doc, o.output, o.progress);
   print_summary(session, o.output);
   if (session.state.traces_dropped > 0)

@@ -53,7 +53,8 @@ SessionResult run_session(Backends& backends, const EngineSettings& settings, co
   run_key["device_uuid"] = backends.clocks->identity().uuid;
   run_key.erase("save_traces");  // what is kept, not what is measured
   run_key.erase("trace_first");
-  run_key.erase("driver_version");  // a condition recorded, not a setting
+  run_key.erase("driver_version");  // conditions recorded, not settings
+  run_key.erase("power_limit_w");
   // What was measured, not how it was asked for: the clocks as a set, the
   // backend as resolved (auto that chose the simulator is the simulator),
   // the card by its UUID (not the index or bus id that selected it).

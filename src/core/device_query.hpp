@@ -13,6 +13,7 @@ struct DeviceStatus {
   Mhz sm_clock_mhz = 0;
   std::optional<Mhz> application_clock_mhz;  // empty: the board has none
   std::string driver_version;
+  std::optional<double> power_limit_w;  // empty: the board does not say
   std::vector<unsigned> other_processes;
   std::optional<bool> application_clocks_restricted;  // to root; empty: unknown
 };

@@ -72,6 +72,7 @@ struct nvmlProcessInfo_t {  // nvmlProcessInfo_v2_t, used by the _v3 query
   X(nvmlDeviceGetApplicationsClock, (nvmlDevice_t device, unsigned type, unsigned* mhz))                \
   X(nvmlDeviceGetTemperature, (nvmlDevice_t device, unsigned sensor, unsigned* celsius))                \
   X(nvmlDeviceGetPowerUsage, (nvmlDevice_t device, unsigned* milliwatts))                               \
+  X(nvmlDeviceGetPowerManagementLimit, (nvmlDevice_t device, unsigned* milliwatts))                     \
   X(nvmlDeviceGetComputeRunningProcesses_v3, (nvmlDevice_t device, unsigned* count, nvmlProcessInfo_t* infos)) \
   X(nvmlDeviceGetAPIRestriction, (nvmlDevice_t device, unsigned api, unsigned* state))
 

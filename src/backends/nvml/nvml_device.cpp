@@ -187,6 +187,8 @@ DeviceStatus NvmlDevice::status() {
   char driver[96] = {};
   lib_->check(lib_->nvmlSystemGetDriverVersion(driver, sizeof driver), "reading the driver version");
   s.driver_version = driver;
+  unsigned limit_mw = 0;
+  if (lib_->nvmlDeviceGetPowerManagementLimit(device_, &limit_mw) == NVML_SUCCESS) s.power_limit_w = limit_mw / 1000.0;
   s.other_processes = other_processes();
   unsigned restricted = 1;
   // Older drivers and some boards do not say: unknown.

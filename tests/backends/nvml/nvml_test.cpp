@@ -84,6 +84,7 @@ TEST_F(FakeNvml, SetsClocksAndRestoresThePriorState) {
   EXPECT_NE(slurp(dir_ / "results" / "manifest.json").find("999.99-fake"), std::string::npos);
   ASSERT_EQ(run({"table", (dir_ / "results").string(), "-o", (dir_ / "t.json").string()}).code, 0);
   EXPECT_NE(slurp(dir_ / "t.json").find("\"driver\": \"999.99-fake\""), std::string::npos) << slurp(dir_ / "t.json");
+  EXPECT_NE(slurp(dir_ / "t.json").find("\"power_limit_w\": 700.0"), std::string::npos) << slurp(dir_ / "t.json");
 }
 
 TEST_F(FakeNvml, PermissionDeniedIsExitFourWithAHint) {

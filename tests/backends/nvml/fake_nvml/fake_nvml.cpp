@@ -203,6 +203,11 @@ int nvmlDeviceGetTemperature(Dev, unsigned, unsigned* c) {
   *c = 47;
   return 0;
 }
+int nvmlDeviceGetPowerManagementLimit(Dev, unsigned* mw) {
+  QUERY_GUARD
+  *mw = 700000;
+  return 0;
+}
 int nvmlDeviceGetPowerUsage(Dev, unsigned* mw) {
   QUERY_GUARD
   *mw = 312000;
