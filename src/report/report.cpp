@@ -27,7 +27,7 @@ double median_of(std::vector<double> xs) {
 json gpu_json(const GpuAnalysis& g, const json& summary, const json& matrices) {
   const GpuResults& r = *g.results;
   // Per pair from the runs' manifests: misfit counts and the trace file.
-  std::map<std::pair<Mhz, Mhz>, json> misfits;
+  std::map<std::pair<Mhz, Mhz>, json> misfits, pair_events;
   std::map<std::pair<Mhz, Mhz>, std::string> traces;
   for (std::size_t i = 0; i < r.manifests.size(); ++i)
     for (const auto& e : r.manifests[i].value("pairs", json::array())) {
@@ -36,6 +36,15 @@ json gpu_json(const GpuAnalysis& g, const json& summary, const json& matrices) {
       const json found = e.value("misfits", json::object());
       for (const auto& [kind, v] : found.items()) counts[kind] = v.value("count", 0);
       if (!counts.empty()) misfits.emplace(k, counts);
+      // Measurements discarded (thermal, ...) and windows retried, by reason.
+      json happened = json::object();
+      for (const char* what : {"discarded", "failed"}) {
+        const json by_reason = e.value(what, json::object());
+        for (const auto& [why, n] : by_reason.items())
+          if (n.is_number_integer() && n.get<int>() > 0)
+            happened[fmt::format("{} {}", what == std::string("failed") ? "retried" : "discarded", why)] = n;
+      }
+      if (!happened.empty()) pair_events.emplace(k, happened);
       if (e.contains("trace_file")) traces.emplace(k, (r.dirs[i] / e["trace_file"].get<std::string>()).string());
     }
   json pairs = json::array();
@@ -56,6 +65,7 @@ json gpu_json(const GpuAnalysis& g, const json& summary, const json& matrices) {
                      {"mean", num(p.filtered.mean)}, {"max", num(p.filtered.max)},
                      {"both_n", own.size()}, {"own_median", num(median_of(own))}, {"paper_median", num(median_of(paper))},
                      {"misfits", misfits.count(k) ? misfits.at(k) : json::object()},
+                     {"events", pair_events.count(k) ? pair_events.at(k) : json::object()},
                      {"trace_file", traces.count(k) ? json(traces.at(k)) : json(nullptr)}});
   }
   json skipped = json::array();

@@ -118,14 +118,17 @@ TEST(Report, PartialRunShowsItsGaps) {
 namespace latest::report {
 namespace {
 
-// Both detectors side by side, and the records that did not fit the model
-// with their trace files, as the manifest lists them.
+// Both detectors side by side, the events (discards, retries) and the
+// records that did not fit the model with their trace files, as the
+// manifest lists them.
 TEST(Report, ShowsBothDetectorsAndTheMisfits) {
   const auto dir = scratch("report-misfits");
   latest::testing::write_sim_results(dir, "h200", 6, {1980, 990}, 10);
   auto m = nlohmann::json::parse(slurp(dir / "manifest.json"));
   m["pairs"][0]["misfits"] = {{"stall", {{"count", 2}, {"measurements", {1, 2}}}}};
   m["pairs"][0]["trace_file"] = "traces/first.csv";
+  m["pairs"][0]["discarded"] = {{"thermal", 5}};
+  m["pairs"][0]["failed"] = {{"not_confirmed", 3}};
   std::ofstream(dir / "manifest.json") << m.dump();
   const auto html = dir / "report.html";
   write_report(analysis::analyse({dir}), html);
@@ -133,6 +136,7 @@ TEST(Report, ShowsBothDetectorsAndTheMisfits) {
   EXPECT_NE(dom.find("data-errors=\"0\""), std::string::npos);
   EXPECT_NE(dom.find("paper − this run's, µs"), std::string::npos);
   EXPECT_NE(dom.find("stall: 2"), std::string::npos);
+  EXPECT_NE(dom.find("5 discarded thermal, 3 retried not_confirmed"), std::string::npos) << "events in view";
   EXPECT_NE(dom.find((dir / "traces/first.csv").string()), std::string::npos);
   std::filesystem::remove_all(dir);
 }
