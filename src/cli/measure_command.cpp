@@ -3,13 +3,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <limits>
-#include <fstream>
-#include <map>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <limits>
+#include <map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -306,18 +306,19 @@ int run_measure(const MeasureOptions& o) {
   EngineSettings settings = engine_settings(o, clocks, pairs, backends.workload->info().backend == "sim");
   // Traces of every measurement can run to gigabytes: capped, and above 1 GB
   // only when asked for.
-  const std::int64_t traces_upto = static_cast<std::int64_t>(pairs.size()) * settings.max_measurements *
-                                   trace_bytes_per_measurement(settings, backends.workload->info().sm_count);
+  const std::int64_t per_measurement = trace_bytes_per_measurement(settings, backends.workload->info().sm_count);
+  const std::int64_t traces_upto = static_cast<std::int64_t>(pairs.size()) * settings.max_measurements * per_measurement;
   if (o.save_traces) {
     constexpr std::int64_t kUnasked = 1ll << 30;
+    constexpr double kMb = 1 << 20;
     if (o.save_traces_limit_mb) {
-      settings.trace_budget_bytes = static_cast<std::int64_t>(*o.save_traces_limit_mb * (1 << 20));
+      settings.trace_budget_bytes = static_cast<std::int64_t>(*o.save_traces_limit_mb * kMb);
     } else if (traces_upto > kUnasked && !o.plan_only) {
       throw Error(ErrorKind::bad_argument,
                   fmt::format("--save-traces could write up to {:.1f} GB of traces ({} pairs x {} measurements x {:.1f} "
                               "MB) and nothing was started",
-                              static_cast<double>(traces_upto) / (1 << 30), pairs.size(), settings.max_measurements,
-                              static_cast<double>(trace_bytes_per_measurement(settings, backends.workload->info().sm_count)) / (1 << 20)),
+                              static_cast<double>(traces_upto) / kUnasked, pairs.size(), settings.max_measurements,
+                              static_cast<double>(per_measurement) / kMb),
                   "cap them with --save-traces-limit MB (e.g. --save-traces-limit 2048), or measure fewer pairs");
     } else {
       settings.trace_budget_bytes = std::max(traces_upto, kUnasked);

@@ -299,12 +299,14 @@ void Engine::keep_traces(PairResult& result, const Attempt& a, int index) {
     const std::size_t last = arrival < n ? arrival : first;
     const std::size_t from = first > margin ? first - margin : 0;
     const std::size_t to = std::min(n, last + margin + 1);
-    const std::size_t full = 4 * margin + 2;
+    const std::size_t span = to - from;
     const std::size_t room = static_cast<std::size_t>(std::max(settings_.trace_rows_per_sm, 1));
-    const std::size_t stride = to - from <= room ? 1 : std::max<std::size_t>(1, (to - from) / std::max<std::size_t>(1, room > full ? room - full : 1));
+    const std::size_t in_full = 4 * margin + 2;  // the two stretches kept whole
+    const std::size_t thinned_room = room > in_full ? room - in_full : 1;
+    const std::size_t stride = span <= room ? 1 : std::max<std::size_t>(1, span / thinned_room);
     for (std::size_t i = from; i < to; ++i) {
-      const bool near = i < first + margin + 1 || i + margin + 1 > last;
-      if (!near && (i - from) % stride != 0) continue;
+      const bool whole = i < first + margin + 1 || i + margin + 1 > last;
+      if (!whole && (i - from) % stride != 0) continue;
       rows.push_back({index, sm.sm, static_cast<std::int64_t>(i), starts[i] - a.request_gpu_ns, sm.duration_ns[i],
                       i < sm.cycles.size() ? sm.cycles[i] : 0u});
     }

@@ -103,7 +103,7 @@ struct MeasurementRow {
   std::optional<double> power_w;
   std::optional<Mhz> memory_mhz;  // kept in the manifest per pair; the CSV's columns are fixed
   std::optional<SwitchTruth> truth;
-  unsigned misfits = 0;  // Misfit bits of the selected detector
+  unsigned misfits = 0;  // Misfit bits, from the pooled detector whichever is selected
 };
 
 // Each SM's records around one switch, for auditing detection.

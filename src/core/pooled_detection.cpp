@@ -7,6 +7,8 @@
 #include <optional>
 #include <vector>
 
+#include "core/statistics.hpp"
+
 namespace latest {
 namespace {
 
@@ -177,15 +179,12 @@ struct SmState {
   SmState(const SmRecords& r, double long_ratio) : sm(r.sm), e(r, long_ratio) {}
 };
 
-double quantile(std::vector<double> xs, double q) {
+double median(std::vector<double> xs) {
   if (xs.empty()) return std::numeric_limits<double>::quiet_NaN();
-  const auto k = std::min(xs.size() - 1, static_cast<std::size_t>(q * static_cast<double>(xs.size())));
-  const auto at = xs.begin() + static_cast<std::ptrdiff_t>(k);
-  std::nth_element(xs.begin(), at, xs.end());
-  return *at;
+  const auto mid = xs.begin() + static_cast<std::ptrdiff_t>(xs.size() / 2);
+  std::nth_element(xs.begin(), mid, xs.end());
+  return *mid;
 }
-
-double median(std::vector<double> xs) { return quantile(std::move(xs), 0.5); }
 
 // Pooled residuals in time bins of width `w`, counted back from `end`: bin k
 // covers (end − (k+1)·w, end − k·w]. Each SM's z is clipped at ±kClip

@@ -114,18 +114,18 @@ std::set<std::pair<Mhz, Mhz>> ResultStore::resume() {
                               dir_.string(), schema),
                   "`latest analyze` and `latest report` still read it; measure into another --output directory");
     const json old_key = old.value("run_key", json::object());
+    if (!old_key.is_object()) throw std::invalid_argument("run_key is not an object");
     const json& new_key = manifest_["run_key"];
     if (old_key != new_key) {
       // Name what differs: the setting, its value now and in the directory.
-      std::vector<std::string> differs;
       std::set<std::string> keys;
-      for (const auto& [k, v] : new_key.items()) keys.insert(k);
-      if (old_key.is_object())
-        for (const auto& [k, v] : old_key.items()) keys.insert(k);
-      for (const auto& k : keys) {
-        const json now = new_key.contains(k) ? new_key[k] : json(), then = old_key.is_object() && old_key.contains(k) ? old_key[k] : json();
-        if (now != then) differs.push_back(fmt::format("{} {} (the directory has {})", k, now.dump(), then.dump()));
-      }
+      for (const json* key : {&new_key, &old_key})
+        for (const auto& [k, v] : key->items()) keys.insert(k);
+      const auto value = [](const json& key, const std::string& k) { return key.contains(k) ? key[k] : json(); };
+      std::vector<std::string> differs;
+      for (const auto& k : keys)
+        if (value(new_key, k) != value(old_key, k))
+          differs.push_back(fmt::format("{} {} (the directory has {})", k, value(new_key, k).dump(), value(old_key, k).dump()));
       throw Error(ErrorKind::bad_argument,
                   fmt::format("{} holds results of a different run: {}", dir_.string(), fmt::join(differs, "; ")),
                   "rerun the command that made it to resume it, or choose another --output directory");

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <random>
 #include <sstream>
@@ -250,6 +251,14 @@ TEST(Analysis, BadInputNamesTheFileAndLine) {
   const auto good = scratch("bad-source");
   latest::testing::write_sim_results(good, "h200", 4, {1980, 990}, 5);
   const std::string csv = "1980_990_" + host_name_for_files() + "_0.csv";
+  // A damage that edits the manifest's JSON.
+  const auto edit_manifest = [](std::function<void(json&)> edit) {
+    return [edit](const std::filesystem::path& d) {
+      auto m = json::parse(slurp(d / "manifest.json"));
+      edit(m);
+      std::ofstream(d / "manifest.json") << m.dump();
+    };
+  };
   const std::vector<BadInput> cases = {
       {"corrupt", [&](const auto& d) { std::ofstream(d / csv, std::ios::app) << "6,abc,1,1,1,1,1,1,,,,,,,0\n"; },
        csv + ":7: 'abc' in column switching_latency_ms is not a finite number"},
@@ -258,11 +267,7 @@ TEST(Analysis, BadInputNamesTheFileAndLine) {
       {"fields", [&](const auto& d) { std::ofstream(d / csv, std::ios::app) << "6,5.1\n"; }, csv + ":7: 2 fields"},
       {"header", [&](const auto& d) { std::ofstream(d / csv) << "a,b\n"; }, csv + ":1: unexpected columns"},
       {"manifest", [&](const auto& d) { std::filesystem::remove(d / "manifest.json"); }, "has no manifest.json"},
-      {"schema", [&](const auto& d) {
-         auto m = json::parse(slurp(d / "manifest.json"));
-         m["schema_version"] = 99;
-         std::ofstream(d / "manifest.json") << m.dump();
-       }, "result schema 99"},
+      {"schema", edit_manifest([](json& m) { m["schema_version"] = 99; }), "result schema 99"},
       // Values no run can give (issue 12, item 4).
       {"nan", [&](const auto& d) { std::ofstream(d / csv, std::ios::app) << "6,nan,1,1,1,1,1,1,,,,,,,0\n"; },
        csv + ":7: 'nan' in column switching_latency_ms is not a finite number"},
@@ -276,26 +281,10 @@ TEST(Analysis, BadInputNamesTheFileAndLine) {
        csv + ":7: -2 ms in column paper_switching_latency_ms cannot be a latency"},
       {"index", [&](const auto& d) { std::ofstream(d / csv, std::ios::app) << "0.5,5,1,1,1,1,1,1,,,,,,,0\n"; },
        csv + ":7: '0.5' in column index is not a measurement number"},
-      {"pairs-null", [&](const auto& d) {
-         auto m = json::parse(slurp(d / "manifest.json"));
-         m["pairs"] = nullptr;
-         std::ofstream(d / "manifest.json") << m.dump();
-       }, "manifest.json: pairs is null where array belongs"},
-      {"clock-string", [&](const auto& d) {
-         auto m = json::parse(slurp(d / "manifest.json"));
-         m["pairs"][0]["init_mhz"] = "1980";
-         std::ofstream(d / "manifest.json") << m.dump();
-       }, "manifest.json: pairs[0].init_mhz is string where number belongs"},
-      {"pair-not-object", [&](const auto& d) {
-         auto m = json::parse(slurp(d / "manifest.json"));
-         m["pairs"][0] = 5;
-         std::ofstream(d / "manifest.json") << m.dump();
-       }, "manifest.json: pairs[0] is number where object belongs"},
-      {"file-escapes", [&](const auto& d) {
-         auto m = json::parse(slurp(d / "manifest.json"));
-         m["pairs"][0]["file"] = "../elsewhere.csv";
-         std::ofstream(d / "manifest.json") << m.dump();
-       }, "pairs[0].file '../elsewhere.csv' is not a file of this directory"},
+      {"pairs-null", edit_manifest([](json& m) { m["pairs"] = nullptr; }), "manifest.json: pairs is null where array belongs"},
+      {"clock-string", edit_manifest([](json& m) { m["pairs"][0]["init_mhz"] = "1980"; }), "manifest.json: pairs[0].init_mhz is string where number belongs"},
+      {"pair-not-object", edit_manifest([](json& m) { m["pairs"][0] = 5; }), "manifest.json: pairs[0] is number where object belongs"},
+      {"file-escapes", edit_manifest([](json& m) { m["pairs"][0]["file"] = "../elsewhere.csv"; }), "pairs[0].file '../elsewhere.csv' is not a file of this directory"},
       {"document", [&](const auto& d) { std::ofstream(d / "manifest.json") << "[1, 2]"; },
        "manifest.json: the document is array where object belongs"},
   };

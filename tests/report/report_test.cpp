@@ -2,6 +2,7 @@
 // every figure has the right number of cells and marks.
 #include "report/report.hpp"
 
+#include <functional>
 #include <regex>
 
 #include <gtest/gtest.h>
@@ -24,6 +25,19 @@ std::string dump_dom(const std::filesystem::path& html) {
       " 2>/dev/null";
   EXPECT_EQ(std::system(cmd.c_str()), 0) << "needs Debian's chromium: " << cmd;
   return slurp(out);
+}
+
+// The report of a simulated run in `dir` whose manifest `edit` changed, as
+// Chromium renders it.
+std::string rendered_after_edit(const std::filesystem::path& dir, int measurements,
+                                const std::function<void(nlohmann::json&)>& edit) {
+  latest::testing::write_sim_results(dir, "h200", 6, {1980, 990}, measurements);
+  auto m = nlohmann::json::parse(slurp(dir / "manifest.json"));
+  edit(m);
+  std::ofstream(dir / "manifest.json") << m.dump();
+  const auto html = dir / "report.html";
+  write_report(analysis::analyse({dir}), html);
+  return dump_dom(html);
 }
 
 // The markup of one figure, from its data-figure attribute to </figure>.
@@ -98,13 +112,7 @@ INSTANTIATE_TEST_SUITE_P(Sim, ReportProfile, ::testing::Values("h200", "gh200", 
 
 TEST(Report, PartialRunShowsItsGaps) {
   const auto dir = scratch("report-partial");
-  latest::testing::write_sim_results(dir, "h200", 6, {1980, 990}, 5);
-  auto m = nlohmann::json::parse(slurp(dir / "manifest.json"));
-  m["pairs"].erase(0);
-  std::ofstream(dir / "manifest.json") << m.dump();
-  const auto html = dir / "report.html";
-  write_report(analysis::analyse({dir}), html);
-  const std::string dom = dump_dom(html);
+  const std::string dom = rendered_after_edit(dir, 5, [](nlohmann::json& m) { m["pairs"].erase(0); });
   EXPECT_NE(dom.find("data-errors=\"0\""), std::string::npos);
   EXPECT_NE(dom.find("have no result yet"), std::string::npos);
   EXPECT_EQ(count(figure(dom, "heatmap-max-0"), "class=\"gap\""), 1);
@@ -112,27 +120,17 @@ TEST(Report, PartialRunShowsItsGaps) {
   std::filesystem::remove_all(dir);
 }
 
-}  // namespace
-}  // namespace latest::report
-
-namespace latest::report {
-namespace {
-
 // Both detectors side by side, the events (discards, retries) and the
 // records that did not fit the model with their trace files, as the
 // manifest lists them.
 TEST(Report, ShowsBothDetectorsAndTheMisfits) {
   const auto dir = scratch("report-misfits");
-  latest::testing::write_sim_results(dir, "h200", 6, {1980, 990}, 10);
-  auto m = nlohmann::json::parse(slurp(dir / "manifest.json"));
-  m["pairs"][0]["misfits"] = {{"stall", {{"count", 2}, {"measurements", {1, 2}}}}};
-  m["pairs"][0]["trace_file"] = "traces/first.csv";
-  m["pairs"][0]["discarded"] = {{"thermal", 5}};
-  m["pairs"][0]["failed"] = {{"not_confirmed", 3}};
-  std::ofstream(dir / "manifest.json") << m.dump();
-  const auto html = dir / "report.html";
-  write_report(analysis::analyse({dir}), html);
-  const std::string dom = dump_dom(html);
+  const std::string dom = rendered_after_edit(dir, 10, [](nlohmann::json& m) {
+    m["pairs"][0]["misfits"] = {{"stall", {{"count", 2}, {"measurements", {1, 2}}}}};
+    m["pairs"][0]["trace_file"] = "traces/first.csv";
+    m["pairs"][0]["discarded"] = {{"thermal", 5}};
+    m["pairs"][0]["failed"] = {{"not_confirmed", 3}};
+  });
   EXPECT_NE(dom.find("data-errors=\"0\""), std::string::npos);
   EXPECT_NE(dom.find("paper − this run's, µs"), std::string::npos);
   EXPECT_NE(dom.find("stall: 2"), std::string::npos);

@@ -2,6 +2,8 @@
 // Modelled cards for the simulated GPU: clock tables, iteration noise and a
 // latency model per (initial, target) pair, shaped after the paper's Tables
 // I–II and Figs. 4–6 and the H200 readings in SPEC §4.
+#include <array>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -59,7 +61,7 @@ struct SimProfile {
   // By default four equal steps: on the harder shapes the pooled detector is
   // still early on some pairs (docs/methodology.md, "Simulator"), so they are
   // chosen with --sim-ramp and forced one by one in the tests.
-  std::vector<double> ramp_shape_weights = {1, 0, 0, 0, 0, 0};
+  std::array<double, std::size(kRampShapes)> ramp_shape_weights = {1, 0, 0, 0, 0, 0};
   int sm_groups = 8;                // GPCs: SMs of one group take a clock change together
   double max_group_skew_ns = 2000;  // per switch, each group follows the clock up to this late
   NoiseModel noise;
