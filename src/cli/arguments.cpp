@@ -41,16 +41,67 @@ Mhz parse_mhz(const std::string& s, const char* what) {
 
 }  // namespace
 
-std::vector<Mhz> parse_clock_list(const std::string& text) {
+namespace {
+
+// One item of --freq: a clock, or a range LO:HI of supported clocks.
+struct ClockItem {
+  Mhz low = 0, high = 0;
+  bool range = false;
+};
+
+std::vector<ClockItem> parse_clock_items(const std::string& text) {
+  if (text == "all") return {{0, 0, true}};
+  std::vector<ClockItem> items;
+  for (const auto& part : split(text, ',')) {
+    const auto ends = split(part, ':');
+    if (ends.size() == 2) {
+      const ClockItem item{parse_mhz(ends[0], "--freq"), parse_mhz(ends[1], "--freq"), true};
+      if (item.low > item.high)
+        throw Error(ErrorKind::bad_argument, fmt::format("--freq range {} runs downwards", part),
+                    fmt::format("write the lower clock first: {}:{}", item.high, item.low));
+      items.push_back(item);
+    } else if (ends.size() == 1) {
+      const Mhz f = parse_mhz(part, "--freq");
+      items.push_back({f, f, false});
+    } else {
+      throw Error(ErrorKind::bad_argument, fmt::format("'{}' in --freq is neither a clock nor a range LO:HI", part),
+                  "e.g. --freq 600,900,1200, --freq 600:1500 or --freq all");
+    }
+  }
+  return items;
+}
+
+}  // namespace
+
+void check_clock_syntax(const std::string& text) { parse_clock_items(text); }
+
+std::vector<Mhz> parse_clock_list(const std::string& text, const std::vector<Mhz>& supported) {
   std::vector<Mhz> clocks;
-  for (const auto& part : split(text, ',')) clocks.push_back(parse_mhz(part, "--freq"));
-  std::set<Mhz> seen;
-  for (Mhz f : clocks)
-    if (!seen.insert(f).second)
-      throw Error(ErrorKind::bad_argument, fmt::format("--freq lists {} MHz twice", f), "list each clock once");
+  std::set<Mhz> listed, seen;
+  for (const ClockItem& item : parse_clock_items(text)) {
+    if (!item.range) {
+      check_supported({item.low}, supported);
+      if (!listed.insert(item.low).second)
+        throw Error(ErrorKind::bad_argument, fmt::format("--freq lists {} MHz twice", item.low), "list each clock once");
+      if (seen.insert(item.low).second) clocks.push_back(item.low);
+      continue;
+    }
+    const bool all = item.low == 0 && item.high == 0;
+    std::size_t found = 0;
+    for (Mhz f : supported)
+      if (all || (item.low <= f && f <= item.high)) {
+        ++found;
+        if (seen.insert(f).second) clocks.push_back(f);
+      }
+    if (found == 0 && !all)
+      throw Error(ErrorKind::bad_argument,
+                  fmt::format("the device supports no clock in --freq {}:{}", item.low, item.high),
+                  fmt::format("supported: {}–{} MHz; `latest info --clocks` lists them all",
+                              supported.empty() ? 0 : supported.front(), supported.empty() ? 0 : supported.back()));
+  }
   if (clocks.size() < 2)
     throw Error(ErrorKind::bad_argument, "--freq needs at least two clocks to form a pair",
-                "e.g. --freq 600,900,1200,1500");
+                "e.g. --freq 600,900,1200,1500, --freq 600:1500 or --freq all");
   return clocks;
 }
 

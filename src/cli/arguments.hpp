@@ -9,9 +9,13 @@
 
 namespace latest::cli {
 
-// "600,900,1200" -> {600, 900, 1200}. Rejects non-numbers, duplicates and
-// fewer than two clocks.
-std::vector<Mhz> parse_clock_list(const std::string& text);
+// --freq: clocks in MHz ("600,900,1200"), ranges of the supported clocks
+// ("600:1500", also mixed with clocks), or "all" (every supported clock).
+// Rejects non-numbers, unsupported clocks (naming the nearest), ranges with
+// no supported clock, a clock listed twice and fewer than two clocks.
+std::vector<Mhz> parse_clock_list(const std::string& text, const std::vector<Mhz>& supported);
+// The syntax alone, before any device is opened.
+void check_clock_syntax(const std::string& text);
 
 // Every requested clock must be supported; the message names the nearest
 // supported ones.

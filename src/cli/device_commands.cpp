@@ -278,8 +278,7 @@ int run_selftest(const SelftestOptions& o) {
   if (o.freq.empty()) {
     clocks = default_selftest_clocks(supported);
   } else {
-    clocks = parse_clock_list(o.freq);
-    check_supported(clocks, supported);
+    clocks = parse_clock_list(o.freq, supported);
   }
   const EngineSettings s =
       selftest_engine_settings(clocks, {em.max_latency_ms, o.measurements, o.iteration_fmas, o.save_traces, detector});

@@ -79,6 +79,7 @@ EngineSettings engine_settings(const MeasureOptions& o, const std::vector<Mhz>& 
   // paper's on real GPUs until the pooled one passes the emulated check
   // there (docs/hardware/h200.md).
   s.detector = o.detector == "auto" ? (simulated ? Detector::pooled : Detector::paper) : parse_detector(o.detector);
+  s.schedule = o.schedule == "paper" ? Schedule::paper : Schedule::chained;
   return s;
 }
 
@@ -99,6 +100,7 @@ nlohmann::json settings_json(const EngineSettings& s, const MeasureOptions& o) {
           {"save_traces", s.save_traces},
           {"trace_first", s.trace_first},
           {"detector", to_string(s.detector)},
+          {"schedule", to_string(s.schedule)},
           {"confidence", s.detection.confidence},
           {"confirmation_iterations", s.detection.confirmation_iterations},
           {"min_confirmation_iterations", s.detection.min_confirmation_iterations},
@@ -131,23 +133,56 @@ nlohmann::json settings_json(const EngineSettings& s, const MeasureOptions& o) {
           {"warps", o.backend.warps}};
 }
 
-void print_plan(const EngineSettings& s, const DeviceIdentity& id) {
-  const PlanSettings& p = s.plan;
-  const RunEstimate e = estimate_run(p, s.clocks.size(), s.pairs.size(), s.min_measurements);
-  fmt::print("device: {} ({}), index {}\n", id.name, id.pci_bus_id, id.index);
-  fmt::print("clocks: {} MHz\n", fmt::join(s.clocks, ", "));
-  fmt::print("pairs ({}):", s.pairs.size());
-  for (std::size_t i = 0; i < s.pairs.size(); ++i)
-    fmt::print("{}{}->{}", i % 8 == 0 ? "\n  " : "  ", s.pairs[i].init, s.pairs[i].target);
-  fmt::print("\nwindow per measurement: wake-up {:.0f} ms{}, delay {} iterations, capture {:.0f} ms{}, "
-             "confirmation {} iterations\n",
-             e.wakeup_ms, e.wakeup_fixed ? "" : " (from phase 1)", p.delay_iterations, e.capture_ms,
-             e.capture_fixed ? "" : " (assumed; the pilot sets it to 10x its longest latency)", p.confirmation_iterations);
-  fmt::print("stopping: RSE <= {:.1f}% checked every {} measurements, {} to {} per pair\n", s.rse * 100,
-             s.rse_check_every, s.min_measurements, s.max_measurements);
-  fmt::print("estimated GPU time: phase 1 {}, pilot {}, measurements {} (at {} per pair), total {}\n",
-             duration_text(e.calibration_s), duration_text(e.pilot_s), duration_text(e.measurements_s),
-             s.min_measurements, duration_text(e.total_s()));
+// The plan, once phase 1 and the pilot have run: the model of
+// core/planner.hpp (plan_cost) from what they measured.
+nlohmann::json plan_json(const EngineSettings& s, const RunState& st, std::int64_t traces_upto) {
+  nlohmann::json skipped = nlohmann::json::array();
+  std::size_t measured = 0;
+  for (const auto& c : st.checks) {
+    if (!c.skip.skipped()) {
+      ++measured;
+      continue;
+    }
+    skipped.push_back({{"init_mhz", c.pair.init}, {"target_mhz", c.pair.target}, {"reason", describe(c.skip)}});
+  }
+  nlohmann::json j = {{"gpu_seconds", st.cost.planned_gpu_seconds},
+                      {"planning_gpu_seconds", st.cost.gpu_seconds},
+                      {"sampled_pairs", st.cost.sampled_pairs},
+                      {"schedule", to_string(st.schedule)},
+                      {"device", {{"name", st.device.name}, {"uuid", st.device.uuid}, {"index", st.device.index}}},
+                      {"clocks_mhz", s.clocks},
+                      {"pairs", s.pairs.size()},
+                      {"measured_pairs", measured},
+                      {"skipped_pairs", skipped},
+                      {"measurements_per_pair", st.cost.planned_measurements_per_pair},
+                      {"rse", s.rse},
+                      {"min_measurements", s.min_measurements},
+                      {"max_measurements", s.max_measurements},
+                      {"iteration_fmas", st.iteration_fmas},
+                      {"capture_ms", st.capture_ms},
+                      {"pilot_measurements", st.pilot.size()}};
+  if (s.save_traces) j["traces_upto_mb"] = static_cast<double>(traces_upto) / (1 << 20);
+  return j;
+}
+
+void print_plan(const nlohmann::json& plan) {
+  fmt::print("device: {} (index {})\n", plan["device"]["name"].get<std::string>(), plan["device"]["index"].get<int>());
+  fmt::print("clocks: {} MHz\n", fmt::join(plan["clocks_mhz"].get<std::vector<Mhz>>(), ", "));
+  fmt::print("pairs: {}, of which {} measured; {} skipped\n", plan["pairs"].get<std::size_t>(),
+             plan["measured_pairs"].get<std::size_t>(), plan["skipped_pairs"].size());
+  for (const auto& sk : plan["skipped_pairs"])
+    fmt::print("  {}->{}: {}\n", sk["init_mhz"].get<int>(), sk["target_mhz"].get<int>(), sk["reason"].get<std::string>());
+  fmt::print("schedule: {}; iteration {} FMAs; {} pilot measurements\n", plan["schedule"].get<std::string>(),
+             plan["iteration_fmas"].get<std::int64_t>(), plan["pilot_measurements"].get<std::size_t>());
+  fmt::print("stopping: RSE <= {:.1f}%, {} to {} per pair; expected {:.1f} per pair (from the sample)\n",
+             plan["rse"].get<double>() * 100, plan["min_measurements"].get<int>(), plan["max_measurements"].get<int>(),
+             plan["measurements_per_pair"].get<double>());
+  if (plan.contains("traces_upto_mb"))
+    fmt::print("traces (--save-traces): up to {:.1f} MB\n", plan["traces_upto_mb"].get<double>());
+  fmt::print("GPU time: {} in all; phase 1, the pilot and a sample of {} pairs measured to their stop took {} of it "
+             "just now (a run repeats them)\n",
+             duration_text(plan["gpu_seconds"].get<double>()), plan["sampled_pairs"].get<int>(),
+             duration_text(plan["planning_gpu_seconds"].get<double>()));
 }
 
 // What happened to a pair beyond its numbers: discarded measurements (and
@@ -247,7 +282,14 @@ void add_measure_options(CLI::App& app, MeasureOptions& o) {
                  "pooled (all SMs together), paper (per SM, the paper's rule) or auto (pooled on the simulator, "
                  "paper on real GPUs for now); both always run and the CSV keeps the paper's too")
       ->capture_default_str();
-  app.add_flag("--plan", o.plan_only, "print the pairs, the planned windows and the GPU time, then exit");
+  app.add_option("--schedule", o.schedule,
+                 "chained (many switches per launch, each request as soon as the one before is confirmed) or "
+                 "paper (one switch per launch after a wake-up, a capture of 10x the longest pilot latency)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"chained", "paper"}));
+  app.add_flag("--plan", o.plan_only,
+               "run phase 1 and the pilot, then print the pairs and the GPU time the run would take, and exit");
+  app.add_flag("--json", o.json, "with --plan: the plan as JSON (its top-level gpu_seconds is the run's)");
   app.add_option("--progress", o.progress,
                  "auto (a line rewritten on a terminal, else one line per pair started and ended and one at least "
                  "every 30 s), tty, lines or none")
@@ -287,21 +329,21 @@ int run_measure(const MeasureOptions& o) {
   if (o.freq.empty())
     throw Error(ErrorKind::bad_argument, "--freq is required: which clocks to measure between",
                 "e.g. latest --freq 600,900,1200,1500 (see latest --help)");
-  const std::vector<Mhz> clocks = parse_clock_list(o.freq);
+  check_clock_syntax(o.freq);
   validate(o);
   if (!o.min_measurements && o.max_measurements < kDefaultMinMeasurements)
     fmt::print(stderr, "latest: --max-measurements {0} is below the default minimum of {1}: the minimum is {0} too\n",
                o.max_measurements, kDefaultMinMeasurements);
-  const std::vector<ClockPair> pairs = resolve_pairs(o.pairs, clocks);
-  if (pairs.empty())
-    throw Error(ErrorKind::bad_argument, fmt::format("--pairs {} selects no pair of these clocks", o.pairs));
   if (!o.plan_only && !directory_writable(o.output))
     throw Error(ErrorKind::bad_argument, unwritable_output(o.output),
                 "choose a writable --output directory");
 
   Backends backends = open_backends(o.backend);
   if (!backends.notice.empty()) fmt::print(stderr, "{}\n", backends.notice);
-  check_supported(clocks, backends.clocks->supported_clocks());
+  const std::vector<Mhz> clocks = parse_clock_list(o.freq, backends.clocks->supported_clocks());
+  const std::vector<ClockPair> pairs = resolve_pairs(o.pairs, clocks);
+  if (pairs.empty())
+    throw Error(ErrorKind::bad_argument, fmt::format("--pairs {} selects no pair of these clocks", o.pairs));
   const DeviceIdentity id = backends.clocks->identity();
   EngineSettings settings = engine_settings(o, clocks, pairs, backends.workload->info().backend == "sim");
   // Traces of every measurement can run to gigabytes: capped, and above 1 GB
@@ -328,10 +370,14 @@ int run_measure(const MeasureOptions& o) {
     fmt::print(stderr, "latest: the paper's detector reports here (--detector auto on a real GPU): the pooled one "
                        "has not yet passed the emulated check on one (docs/hardware/h200.md); the CSVs keep both\n");
   if (o.plan_only) {
-    print_plan(settings, id);
-    if (o.save_traces)
-      fmt::print("traces (--save-traces): up to {:.1f} MB{}\n", static_cast<double>(traces_upto) / (1 << 20),
-                 o.save_traces_limit_mb ? fmt::format(", capped at {} MB", *o.save_traces_limit_mb) : std::string());
+    // The plan measures phase 1 and the pilot: its model needs their numbers.
+    const RunState st = plan_session(backends, settings);
+    const nlohmann::json plan = plan_json(settings, st, traces_upto);
+    if (o.json) {
+      fmt::print("{}\n", plan.dump(2));
+    } else {
+      print_plan(plan);
+    }
     return 0;
   }
 

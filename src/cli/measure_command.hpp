@@ -19,6 +19,7 @@ struct MeasureOptions {
   std::optional<int> min_measurements;
   int max_measurements = 500;
   bool plan_only = false;
+  bool json = false;  // --plan --json
   bool save_traces = false;
   std::optional<double> save_traces_limit_mb;
   std::string progress = "auto";  // auto | tty | lines | none
@@ -31,6 +32,7 @@ struct MeasureOptions {
   double max_capture_ms = 10'000;
   std::int64_t max_records = 32768;
   std::string detector = "auto";
+  std::string schedule = "chained";
   BackendOptions backend;
 };
 

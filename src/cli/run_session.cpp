@@ -31,6 +31,7 @@ class SessionObserver final : public RunObserver {
     results_.push_back(r);
   }
   void progress(const Progress& p) override { printer_.update(p); }
+  void finished(const RunState& s) override { store_.finished(s); }
   void clear_line() const { printer_.clear_line(); }
   std::vector<PairResult> take_results() { return std::move(results_); }
 
@@ -40,7 +41,29 @@ class SessionObserver final : public RunObserver {
   std::vector<PairResult> results_;
 };
 
+// Whatever happens in its scope, the card gets its prior clocks back, on
+// the main path.
+struct RestoreOnExit {
+  RunGuard* guard;
+  ~RestoreOnExit() {
+    if (!guard) return;
+    try {
+      guard->restore();
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "latest: restoring the clocks failed: {} (run `latest reset`)\n", e.what());
+    }
+  }
+};
+
 }  // namespace
+
+RunState plan_session(Backends& backends, const EngineSettings& settings) {
+  install_stop_handlers();
+  RestoreOnExit restore{backends.guard.get()};
+  RunObserver quiet;
+  Engine engine(*backends.workload, *backends.clocks, settings, quiet, stop_requested);
+  return engine.plan();
+}
 
 std::string duration_text(double seconds) {
   const auto s = static_cast<long>(std::lround(seconds));
@@ -71,18 +94,7 @@ SessionResult run_session(Backends& backends, const EngineSettings& settings, co
     fmt::print(stderr, "latest: resuming {}: {} {} already done\n", output, done.size(), done.size() == 1 ? "pair" : "pairs");
   SessionObserver observer(store, parse_progress_mode(progress, isatty(STDERR_FILENO) != 0));
   install_stop_handlers();
-  // Whatever happens below, the card gets its prior clocks back, on the main path.
-  struct RestoreOnExit {
-    RunGuard* guard;
-    ~RestoreOnExit() {
-      if (!guard) return;
-      try {
-        guard->restore();
-      } catch (const std::exception& e) {
-        fmt::print(stderr, "latest: restoring the clocks failed: {} (run `latest reset`)\n", e.what());
-      }
-    }
-  } restore{backends.guard.get()};
+  RestoreOnExit restore{backends.guard.get()};
   SessionResult result;
   for (const auto& [init, target] : done) result.kept.push_back({init, target});
   try {

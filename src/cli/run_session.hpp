@@ -22,6 +22,10 @@ struct SessionResult {
 SessionResult run_session(Backends& backends, const EngineSettings& settings, const nlohmann::json& settings_doc,
                           const std::string& output, const std::string& progress = "auto");
 
+// Phase 1 and the pilot only, for `--plan`: the run's cost plan, the clocks
+// restored after.
+RunState plan_session(Backends& backends, const EngineSettings& settings);
+
 std::string duration_text(double seconds);
 
 }  // namespace latest::cli

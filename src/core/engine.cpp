@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -23,11 +24,6 @@ std::vector<double> latencies(const std::vector<MeasurementRow>& rows) {
   for (const auto& r : rows) xs.push_back(r.switching_ms);
   return xs;
 }
-
-// A pair is given up for the rest of the run; the reason goes to the manifest.
-struct SkipPair {
-  SkipReason reason;
-};
 
 }  // namespace
 
@@ -93,8 +89,11 @@ void SyncStats::add(const TimerSync& s) {
 }
 
 TimerSync Engine::synchronize() {
+  const Nanos from = workload_.time().now_ns();
   const TimerSync s = workload_.synchronize();
+  sync_seconds_ += static_cast<double>(workload_.time().now_ns() - from) / 1e9;
   state_.sync.add(s);
+  state_.cost.sync_ms = sync_seconds_ * 1e3 / state_.sync.count;
   return s;
 }
 
@@ -138,13 +137,21 @@ std::int64_t Engine::iteration_for(double capture_ms) {
   return iteration_fmas_for(capture_ms, ns_per_fma_, settings_.plan);
 }
 
-double Engine::wakeup_for(Mhz init) const {
-  if (auto it = wakeup_ms_.find(init); it != wakeup_ms_.end()) return it->second;
-  if (settings_.plan.wakeup_ms) return *settings_.plan.wakeup_ms;
+double Engine::wakeup_for(Mhz init, int raises) const {
   double wake = settings_.plan.min_wakeup_ms;
-  for (const auto& [key, cal] : calibrations_)
-    if (key.first == init && cal.wakeup_ms) wake = std::max(wake, 2 * *cal.wakeup_ms);
-  return wake;
+  if (settings_.plan.wakeup_ms) {
+    wake = *settings_.plan.wakeup_ms;
+  } else {
+    // Twice the longest switch into this clock measured so far: phase 1's
+    // own wake-up, and the pilot's switches that ended at it.
+    for (const auto& [key, cal] : calibrations_)
+      if (key.first == init && cal.wakeup_ms) wake = std::max(wake, 2 * *cal.wakeup_ms);
+    for (const auto& [pair, ms] : state_.pilot)
+      if (pair.target == init) wake = std::max(wake, 2 * ms);
+  }
+  // Raised fourfold per failed try, for the next try only; never beyond the
+  // longest capture.
+  return std::min(wake * std::pow(4.0, raises), std::max(wake, settings_.plan.max_capture_ms));
 }
 
 bool Engine::adjacent(ClockPair pair) const {
@@ -183,30 +190,34 @@ std::vector<ClockPair> Engine::check_pairs() {
   return measured;
 }
 
-double Engine::run_pilot(const std::vector<ClockPair>& candidates) {
+double Engine::run_pilot(const std::vector<ClockPair>& candidates, std::size_t capture_pairs) {
   double longest = 0;
-  double capture = settings_.plan.pilot_capture_ms;
-  for (const auto& pair : candidates) {
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const ClockPair pair = candidates[i];
+    // Each pair's pilot escalates its own window: a slow pair does not
+    // lengthen the others'.
+    double capture = settings_.plan.pilot_capture_ms;
     for (int k = 0; k < settings_.plan.pilot_measurements; ++k) {
       bool captured = false;
+      int raises = 0;
       for (int attempt = 0; attempt < settings_.max_attempts && !captured; ++attempt) {
         const std::int64_t fmas = iteration_for(capture);
         const auto& ci = calibration(pair.init, fmas);
         const auto& ct = calibration(pair.target, fmas);
         if (!means_differ(ci.pooled.iteration, ct.pooled.iteration)) break;
-        const WindowPlan plan = plan_window(capture, wakeup_for(pair.init), ci, ct, settings_.plan);
+        const WindowPlan plan = plan_window(capture, wakeup_for(pair.init, raises), ci, ct, settings_.plan);
         const Attempt a = measure_once(pair, plan);
         switch (a.measurement.outcome) {
           case MeasurementOutcome::accepted:
             state_.pilot.emplace_back(pair, a.row.switching_ms);
-            longest = std::max(longest, a.row.switching_ms);
+            if (i < capture_pairs) longest = std::max(longest, a.row.switching_ms);
             captured = true;
             break;
           case MeasurementOutcome::not_captured:
             capture = std::min(capture * 10, settings_.plan.max_capture_ms);
             break;
           case MeasurementOutcome::initial_not_held:
-            wakeup_ms_[pair.init] = 2 * wakeup_for(pair.init);
+            ++raises;
             break;
           case MeasurementOutcome::not_confirmed:
             break;
@@ -214,8 +225,10 @@ double Engine::run_pilot(const std::vector<ClockPair>& candidates) {
       }
     }
   }
-  // Nothing captured even at the cap: plan for the cap and let pairs fail visibly.
-  return longest > 0 ? capture_from_pilot(longest, settings_.plan) : settings_.plan.max_capture_ms;
+  // Nothing captured: the first pilot window, and each pair escalates on its
+  // own (no run-wide fallback to the longest capture).
+  return capture_from_pilot(longest > 0 ? longest : settings_.plan.pilot_capture_ms / settings_.plan.capture_factor,
+                            settings_.plan);
 }
 
 Engine::Attempt Engine::measure_once(ClockPair pair, const WindowPlan& plan) {
@@ -234,10 +247,15 @@ Engine::Attempt Engine::measure_once(ClockPair pair, const WindowPlan& plan) {
   const Telemetry tel = clocks_.telemetry();
   a.records = workload_.collect();
   const TimerSync after = synchronize();
-  a.request_gpu_ns = to_gpu_between(sync, after, t_s);
+  detect(a, pair, plan.iteration_fmas, sync, after, t_s, t_r, tel);
+  return a;
+}
 
-  const auto& ci = calibration(pair.init, plan.iteration_fmas);
-  const auto& ct = calibration(pair.target, plan.iteration_fmas);
+void Engine::detect(Attempt& a, ClockPair pair, std::int64_t fmas, const TimerSync& sync, const TimerSync& after,
+                    Nanos t_s, Nanos t_r, const Telemetry& tel) {
+  a.request_gpu_ns = to_gpu_between(sync, after, t_s);
+  const auto& ci = calibration(pair.init, fmas);
+  const auto& ct = calibration(pair.target, fmas);
   DetectionSettings det = settings_.detection;
   det.target_tol_ns = neighbour_tolerance_ns(pair.target, ct.pooled.iteration.mean, supported_);
   det.initial_tol_ns = neighbour_tolerance_ns(pair.init, ci.pooled.iteration.mean, supported_);
@@ -268,7 +286,6 @@ Engine::Attempt Engine::measure_once(ClockPair pair, const WindowPlan& plan) {
   row.power_w = tel.power_w;
   row.memory_mhz = tel.memory_mhz;
   row.truth = workload_.truth(sync, after);
-  return a;
 }
 
 std::int64_t trace_bytes_per_measurement(const EngineSettings& s, int sm_count) {
@@ -326,107 +343,244 @@ void Engine::skip_if_power_capped(const Telemetry& tel, ClockPair pair) {
   throw SkipPair{{.code = SkipReason::Code::power_capping, .raw_reasons = tel.throttle.raw_reasons}};
 }
 
-PairResult Engine::measure_pair(ClockPair pair, std::size_t number, std::size_t count) {
-  PairResult result;
-  result.pair = pair;
-  result.status = "measured";
-  double capture = state_.capture_ms;
-  std::int64_t fmas = state_.iteration_fmas;
-  const Nanos pair_start = workload_.time().now_ns();
-  int measurement_number = 0;
-  int traced_misfits = 0;  // misfits keep traces too, as many as the first measurements
-  int failed_measurements = 0;
-  try {
-    for (;;) {
-      const auto& ci = calibration(pair.init, fmas);
-      const auto& ct = calibration(pair.target, fmas);
-      WindowPlan plan = plan_window(capture, wakeup_for(pair.init), ci, ct, settings_.plan);
-      measurement_gpu_ms_ = plan.gpu_ms;
-      std::optional<Attempt> accepted;
-      for (int attempt = 0; attempt < settings_.max_attempts && !accepted; ++attempt) {
-        Attempt a = measure_once(pair, plan);
-        result.host_cpu_seconds += a.detection_cpu_s;
-        ++result.windows;
-        result.bytes += a.records.bytes;
-        if (a.measurement.outcome == MeasurementOutcome::accepted) {
-          accepted = std::move(a);
-          break;
-        }
-        ++result.failed[to_string(a.measurement.outcome)];
-        skip_if_power_capped(clocks_.telemetry(), pair);
-        if (a.measurement.outcome == MeasurementOutcome::initial_not_held) {
-          wakeup_ms_[pair.init] = std::min(2 * wakeup_for(pair.init), 10 * settings_.plan.max_capture_ms);
-        } else if (a.measurement.outcome == MeasurementOutcome::not_captured) {
-          if (capture >= settings_.plan.max_capture_ms)
-            throw SkipPair{{.code = SkipReason::Code::not_captured, .value = settings_.plan.max_capture_ms}};
-          // A longer window for the rest of the pair.
-          capture = std::min(capture * 10, settings_.plan.max_capture_ms);
-          fmas = iteration_for(capture);
-        }
-        const auto& ci2 = calibration(pair.init, fmas);
-        const auto& ct2 = calibration(pair.target, fmas);
-        plan = plan_window(capture, wakeup_for(pair.init), ci2, ct2, settings_.plan);
-      }
-      result.iteration_fmas = fmas;
-      result.capture_ms = capture;
-      result.wakeup_ms = plan.wakeup_ms;
-      if (!accepted) {
-        if (++failed_measurements >= settings_.max_failed_measurements)
-          throw SkipPair{{.code = SkipReason::Code::measurements_failed, .count = failed_measurements,
-                          .tries = settings_.max_attempts}};
-        continue;
-      }
-      accepted->row.index = ++measurement_number;
-      if (settings_.save_traces || static_cast<int>(result.rows.size()) < settings_.trace_first ||
-          (accepted->row.misfits != 0 && traced_misfits++ < settings_.trace_first))
-        keep_traces(result, *accepted, accepted->row.index);
-      result.rows.push_back(accepted->row);
+void Engine::skip(PairProgress& p, const SkipReason& reason) {
+  PairResult& r = p.result;
+  r.status = "skipped";
+  r.reason = reason;
+  // Measured while a clock could not be held, or in a pair that never
+  // settled: not results, but counted so that nothing vanishes unseen.
+  if (!r.rows.empty()) r.discarded["pair_skipped"] += static_cast<int>(r.rows.size());
+  r.rows.clear();
+  r.traces.clear();
+  p.done = true;
+}
 
-      auto n = static_cast<int>(result.rows.size());
-      if (n % settings_.throttle_check_every == 0) {
-        const Telemetry tel = clocks_.telemetry();
-        skip_if_power_capped(tel, pair);
-        if (tel.throttle.thermal) {
-          const int drop = std::min(n, settings_.throttle_check_every);
-          result.rows.resize(static_cast<std::size_t>(n - drop));
-          result.discarded["thermal"] += drop;
-          state_.throttle_events.push_back({seconds_since_start(), pair, "thermal",
-                                            fmt::format("discarded the newest {} measurements, cooled {} s", drop,
-                                                        settings_.thermal_cooldown_s),
-                                            tel.throttle.raw_reasons});
-          TimeSource& time = workload_.time();
-          time.sleep_until(time.now_ns() + static_cast<Nanos>(settings_.thermal_cooldown_s * 1e9));
-          n = static_cast<int>(result.rows.size());
-        }
-      }
-      const auto xs = latencies(result.rows);
-      result.rse = relative_standard_error(xs);
-      const int remaining_here = std::max(0, settings_.min_measurements - n);
-      observer_.progress({number, count, pair, n, result.rse,
-                          (static_cast<double>(count - number) * settings_.min_measurements + remaining_here) *
-                              measurement_gpu_ms_ / 1e3});
-      if (n >= settings_.max_measurements) break;
-      if (n > 0 && n >= settings_.min_measurements && n % settings_.rse_check_every == 0 &&
-          result.rse <= settings_.rse)
-        break;
+void Engine::lengthen_capture(PairProgress& p) {
+  if (p.capture_ms >= settings_.plan.max_capture_ms) {
+    // Never captured at all: the pair's own escalating pilot has failed.
+    if (p.result.rows.empty())
+      throw SkipPair{{.code = SkipReason::Code::not_captured, .value = settings_.plan.max_capture_ms}};
+    // One switch slower than the longest window in a pair that has
+    // measurements: that try failed (reject counts it); the pair goes on
+    // with the window and iteration its measurements need.
+    p.capture_ms = p.usual_capture_ms;
+    p.fmas = p.usual_fmas;
+    return;
+  }
+  // A longer window for the rest of the pair.
+  p.capture_ms = std::min(p.capture_ms * settings_.plan.capture_factor, settings_.plan.max_capture_ms);
+  p.fmas = std::max(p.fmas, iteration_for(p.capture_ms));
+  ++p.result.capture_retries;
+}
+
+void Engine::reject(PairProgress& p, const Attempt& a) {
+  ++p.result.failed[to_string(a.measurement.outcome)];
+  skip_if_power_capped(clocks_.telemetry(), p.result.pair);
+  if (a.measurement.outcome == MeasurementOutcome::not_captured) lengthen_capture(p);
+  if (++p.failed_attempts < settings_.max_attempts) return;
+  p.failed_attempts = 0;
+  if (++p.failed_measurements >= settings_.max_failed_measurements)
+    throw SkipPair{{.code = SkipReason::Code::measurements_failed, .count = p.failed_measurements,
+                    .tries = settings_.max_attempts}};
+}
+
+bool Engine::accept(PairProgress& p, Attempt& a, std::size_t count) {
+  PairResult& result = p.result;
+  const ClockPair pair = result.pair;
+  p.failed_attempts = 0;
+  a.row.index = ++p.measurement_number;
+  if (settings_.save_traces || static_cast<int>(result.rows.size()) < settings_.trace_first ||
+      (a.row.misfits != 0 && p.traced_misfits++ < settings_.trace_first))
+    keep_traces(result, a, a.row.index);
+  result.rows.push_back(a.row);
+
+  auto n = static_cast<int>(result.rows.size());
+  if (n % settings_.throttle_check_every == 0) {
+    const Telemetry tel = clocks_.telemetry();
+    skip_if_power_capped(tel, pair);
+    if (tel.throttle.thermal) {
+      const int drop = std::min(n, settings_.throttle_check_every);
+      result.rows.resize(static_cast<std::size_t>(n - drop));
+      result.discarded["thermal"] += drop;
+      state_.throttle_events.push_back({seconds_since_start(), pair, "thermal",
+                                        fmt::format("discarded the newest {} measurements, cooled {} s", drop,
+                                                    settings_.thermal_cooldown_s),
+                                        tel.throttle.raw_reasons});
+      cool_down();
+      n = static_cast<int>(result.rows.size());
     }
-  } catch (const SkipPair& skip) {
-    result.status = "skipped";
-    result.reason = skip.reason;
-    // Measured while a clock could not be held, or in a pair that never
-    // settled: not results, but counted so that nothing vanishes unseen.
-    if (!result.rows.empty()) result.discarded["pair_skipped"] += static_cast<int>(result.rows.size());
-    result.rows.clear();
-    result.traces.clear();
+  }
+  result.rse = relative_standard_error(latencies(result.rows));
+  const int remaining_here = std::max(0, settings_.min_measurements - n);
+  observer_.progress({p.number, count, pair, n, result.rse,
+                      (static_cast<double>(count - p.number) * settings_.min_measurements + remaining_here) *
+                          measurement_gpu_ms_ / 1e3});
+  if (n >= settings_.max_measurements) return true;
+  return n > 0 && n >= settings_.min_measurements && n % settings_.rse_check_every == 0 && result.rse <= settings_.rse;
+}
+
+void Engine::cool_down() {
+  stop_stream();  // a running kernel would keep the card hot
+  TimeSource& time = workload_.time();
+  time.sleep_until(time.now_ns() + static_cast<Nanos>(settings_.thermal_cooldown_s * 1e9));
+}
+
+PairResult Engine::measure_pair(ClockPair pair, std::size_t number, std::size_t count) {
+  PairProgress p;
+  p.result.pair = pair;
+  p.result.status = "measured";
+  p.number = number;
+  p.capture_ms = p.usual_capture_ms = state_.capture_ms;
+  p.fmas = p.usual_fmas = state_.iteration_fmas;
+  PairResult& result = p.result;
+  const Nanos pair_start = workload_.time().now_ns();
+  int raises = 0;  // of the wake-up, for the next tries of this measurement only
+  try {
+    while (!p.done) {
+      const auto& ci = calibration(pair.init, p.fmas);
+      const auto& ct = calibration(pair.target, p.fmas);
+      const WindowPlan plan = plan_window(p.capture_ms, wakeup_for(pair.init, raises), ci, ct, settings_.plan);
+      measurement_gpu_ms_ = plan.gpu_ms;
+      Attempt a = measure_once(pair, plan);
+      result.host_cpu_seconds += a.detection_cpu_s;
+      ++result.windows;
+      result.bytes += a.records.bytes;
+      result.iteration_fmas = p.fmas;
+      result.capture_ms = p.capture_ms;
+      result.wakeup_ms = plan.wakeup_ms;
+      const bool not_held = a.measurement.outcome == MeasurementOutcome::initial_not_held;
+      raises = not_held && p.failed_attempts + 1 < settings_.max_attempts ? raises + 1 : 0;
+      if (a.measurement.outcome == MeasurementOutcome::accepted) {
+        p.done = accept(p, a, count);
+      } else {
+        reject(p, a);
+      }
+    }
+  } catch (const SkipPair& s) {
+    skip(p, s.reason);
   }
   result.gpu_seconds = static_cast<double>(workload_.time().now_ns() - pair_start) / 1e9;
   return result;
 }
 
-RunState Engine::run(const std::set<std::pair<Mhz, Mhz>>& done) {
+std::vector<ClockPair> Engine::target_pilot_pairs(const std::vector<ClockPair>& pairs) {
+  std::map<Mhz, ClockPair> farthest;
+  for (const auto& p : pairs) {
+    auto [it, fresh] = farthest.emplace(p.target, p);
+    if (!fresh && std::abs(p.init - p.target) > std::abs(it->second.init - it->second.target)) it->second = p;
+  }
+  std::vector<ClockPair> chosen;
+  for (const auto& [target, pair] : farthest) chosen.push_back(pair);
+  return chosen;
+}
+
+void Engine::plan_cost(const std::vector<ClockPair>& measured, const std::vector<double>& counts) {
+  CostModelInputs in;
+  in.measurement_counts = counts;
+  in.schedule = state_.schedule;
+  in.capture_ms = state_.capture_ms;
+  in.sync_ms = state_.cost.sync_ms;
+  in.poll_share = settings_.poll_share;
+  in.settle_factor = settings_.settle_factor;
+  in.rse = settings_.rse;
+  in.min_measurements = settings_.min_measurements;
+  in.max_measurements = settings_.max_measurements;
+  in.check_every = settings_.rse_check_every;
+  in.plan = settings_.plan;
+  std::map<std::pair<Mhz, Mhz>, std::vector<double>> by_pair;
+  std::map<Mhz, std::vector<double>> by_target;
+  std::vector<double> all;
+  for (const auto& [pair, ms] : state_.pilot) {
+    by_pair[{pair.init, pair.target}].push_back(ms);
+    by_target[pair.target].push_back(ms);
+    all.push_back(ms);
+  }
+  for (const auto& [pair, xs] : by_pair)
+    if (xs.size() >= 2) {
+      const Moments m = moments_of(xs);
+      in.pilot_cvs.push_back(m.mean > 0 ? m.sd / m.mean : 0.0);
+    }
+  const double typical = all.empty() ? settings_.plan.pilot_capture_ms : moments_of(all).mean;
+  for (const auto& pair : measured) {
+    PlannedPair pp;
+    pp.pair = pair;
+    const auto it = by_target.find(pair.target);
+    pp.latency_ms = it != by_target.end() ? moments_of(it->second).mean : typical;
+    std::int64_t fmas = state_.iteration_fmas;
+    if (state_.schedule == Schedule::chained)
+      fmas = std::max(slice_fmas(pair), slice_fmas({pair.target, pair.init}));
+    pp.iteration_ns = calibration(pair.target, fmas).pooled.iteration.mean;
+    pp.init_iteration_ns = calibration(pair.init, fmas).pooled.iteration.mean;
+    pp.wakeup_ms = wakeup_for(pair.init);
+    in.pairs.push_back(pp);
+  }
+  const CostPlan plan = latest::plan_cost(in);
+  state_.cost.planned_measurements_per_pair = plan.measurements_per_pair;
+  state_.cost.planned_gpu_seconds = seconds_since_start() + plan.measurements_s;
+}
+
+RunState Engine::plan(const std::set<std::pair<Mhz, Mhz>>& done) {
+  const std::vector<ClockPair> todo = prepare(done);
+  measure_sample(groups_of(todo), todo.size());
+  return state_;
+}
+
+std::vector<std::vector<ClockPair>> Engine::groups_of(const std::vector<ClockPair>& todo) {
+  std::vector<std::vector<ClockPair>> groups;
+  std::set<std::pair<Mhz, Mhz>> grouped;
+  for (const auto& p : todo) {
+    if (grouped.count({p.init, p.target})) continue;
+    std::vector<ClockPair> group = {p};
+    const ClockPair back{p.target, p.init};
+    if (std::find(todo.begin(), todo.end(), back) != todo.end()) group.push_back(back);
+    for (const auto& g : group) grouped.insert({g.init, g.target});
+    groups.push_back(group);
+  }
+  return groups;
+}
+
+std::vector<PairResult> Engine::measure_group(const std::vector<ClockPair>& group, std::size_t first_number,
+                                              std::size_t count) {
+  if (state_.schedule == Schedule::chained) return measure_chained(group, first_number, count);
+  std::vector<PairResult> results;
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    observer_.pair_started(group[i], first_number + i, count);
+    results.push_back(measure_pair(group[i], first_number + i, count));
+    state_.cost.gpu_seconds = seconds_since_start();
+    observer_.pair_finished(results.back(), state_);
+  }
+  return results;
+}
+
+std::vector<std::size_t> Engine::measure_sample(const std::vector<std::vector<ClockPair>>& groups, std::size_t count) {
+  // A tenth of the groups (at least 8, at most 32), spread over the list.
+  const std::size_t n = groups.size();
+  const std::size_t k = std::min(n, std::clamp<std::size_t>((n + 9) / 10, 8, 32));
+  std::vector<std::size_t> sample;
+  for (std::size_t i = 0; i < k; ++i) sample.push_back(i * n / k);
+  std::vector<double> counts;
+  std::size_t number = 1;
+  for (std::size_t i : sample) {
+    for (const PairResult& r : measure_group(groups[i], number, count)) {
+      ++state_.cost.sampled_pairs;
+      if (r.status == "measured") counts.push_back(static_cast<double>(r.rows.size()));
+    }
+    number += groups[i].size();
+  }
+  std::vector<ClockPair> rest;
+  for (std::size_t g = 0; g < n; ++g)
+    if (std::find(sample.begin(), sample.end(), g) == sample.end())
+      rest.insert(rest.end(), groups[g].begin(), groups[g].end());
+  plan_cost(rest, counts);
+  state_.cost.gpu_seconds = seconds_since_start();
+  return sample;
+}
+
+std::vector<ClockPair> Engine::prepare(const std::set<std::pair<Mhz, Mhz>>& done) {
   started_ns_ = workload_.time().now_ns();
   state_.device = clocks_.identity();
   state_.detector = settings_.detector;
+  state_.schedule = workload_.can_stream() ? settings_.schedule : Schedule::paper;
   state_.workload = workload_.info();
   supported_ = clocks_.supported_clocks();
 
@@ -435,15 +589,43 @@ RunState Engine::run(const std::set<std::pair<Mhz, Mhz>>& done) {
   const auto& probe = calibration(fastest, probe_fmas);
   ns_per_fma_ = probe.pooled.iteration.mean / static_cast<double>(probe_fmas);
 
+  // The paper's pilot: three pairs, whose longest latency sets the capture
+  // and so the run's iteration. The chained schedule adds one pair per
+  // other target clock, which its plan and each pair's first window need;
+  // they do not coarsen the run's iteration (a slow pair gets its own).
+  std::vector<ClockPair> pilot = pilot_pairs(settings_.pairs);
+  const std::size_t capture_pairs = pilot.size();
+  if (state_.schedule == Schedule::chained)
+    for (const auto& p : target_pilot_pairs(settings_.pairs))
+      if (std::none_of(pilot.begin(), pilot.end(), [&](const ClockPair& q) { return q.target == p.target; }))
+        pilot.push_back(p);
   if (settings_.plan.capture_ms) {
     state_.capture_ms = *settings_.plan.capture_ms;
   } else {
-    state_.capture_ms = run_pilot(pilot_pairs(settings_.pairs));
+    state_.capture_ms = run_pilot(pilot, capture_pairs);
   }
   state_.iteration_fmas = iteration_for(state_.capture_ms);
   state_.calibrations.clear();
   for (Mhz f : settings_.clocks) state_.calibrations.push_back(calibration(f, state_.iteration_fmas));
   const std::vector<ClockPair> measured = check_pairs();
+  std::vector<ClockPair> todo;
+  for (const auto& p : measured)
+    if (!done.count({p.init, p.target})) todo.push_back(p);
+  // Phase 1 at each coarser iteration the chained schedule's slow pairs
+  // need, now: so it is spent before the plan, not inside it.
+  if (state_.schedule == Schedule::chained)
+    for (const auto& p : todo) {
+      calibration(p.init, slice_fmas(p));
+      calibration(p.target, slice_fmas(p));
+    }
+  state_.cost.planning_gpu_seconds = seconds_since_start();
+  plan_cost(todo, {});
+  state_.cost.gpu_seconds = seconds_since_start();
+  return todo;
+}
+
+RunState Engine::run(const std::set<std::pair<Mhz, Mhz>>& done) {
+  const std::vector<ClockPair> todo = prepare(done);
   observer_.planned(state_);
 
   for (const auto& check : state_.checks) {
@@ -454,14 +636,20 @@ RunState Engine::run(const std::set<std::pair<Mhz, Mhz>>& done) {
     skipped.reason = check.skip;
     observer_.pair_finished(skipped, state_);
   }
-  std::vector<ClockPair> todo;
-  for (const auto& p : measured)
-    if (!done.count({p.init, p.target})) todo.push_back(p);
-  for (std::size_t i = 0; i < todo.size(); ++i) {
-    observer_.pair_started(todo[i], i + 1, todo.size());
-    const PairResult result = measure_pair(todo[i], i + 1, todo.size());
-    observer_.pair_finished(result, state_);
+  // A sample of the pairs first: the plan's measurement counts come from
+  // what the RSE stop took on them (manifest: planned_gpu_seconds).
+  const auto groups = groups_of(todo);
+  const std::vector<std::size_t> sample = measure_sample(groups, todo.size());
+  observer_.planned(state_);  // the plan, now from the sample
+  std::size_t number = 1;
+  for (std::size_t i : sample) number += groups[i].size();
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    if (std::find(sample.begin(), sample.end(), g) != sample.end()) continue;
+    measure_group(groups[g], number, todo.size());
+    number += groups[g].size();
   }
+  state_.cost.gpu_seconds = seconds_since_start();
+  observer_.finished(state_);
   return state_;
 }
 

@@ -41,6 +41,14 @@ struct EngineSettings {
   int trace_margin = 32;          // iterations kept either side of the request and of each SM's change
   int trace_rows_per_sm = 256;    // the ramp between them thinned to fit
   PlanSettings plan;
+  // Chained where the workload can stream (else the paper's, said in the
+  // run state); a poll for the switch's end every this share of the
+  // confirmation length.
+  Schedule schedule = Schedule::chained;
+  double poll_share = 0.25;
+  // Chained: a request counts once the records after its arrival last this
+  // many times the switch itself (and the confirmation length).
+  double settle_factor = 1.0;
   Detector detector = Detector::pooled;  // whose numbers are reported; both always run
   DetectionSettings detection;           // the paper's detector
   PooledSettings pooled;
@@ -127,8 +135,10 @@ struct PairResult {
   std::int64_t iteration_fmas = 0;
   double capture_ms = 0;
   double wakeup_ms = 0;
-  int windows = 0;
-  double gpu_seconds = 0;
+  int windows = 0;            // windows (paper) or requests (chained) measured
+  int transits = 0;           // chained: unrecorded requests back to the initial clock
+  int capture_retries = 0;    // measurements retried with a longer capture
+  double gpu_seconds = 0;     // the pair's share of the run's
   double host_cpu_seconds = 0;  // CPU time of detection on the host
   std::int64_t bytes = 0;
   std::vector<TraceRow> traces;
@@ -155,9 +165,22 @@ struct SyncStats {
   double first_host_s_ = 0, last_x_ = 0, sum_x_ = 0, sum_y_ = 0, sum_xx_ = 0, sum_xy_ = 0;
 };
 
+// The cost a run expects once phase 1 and the pilot are done
+// (planner.hpp, plan_cost), and what it has spent.
+struct RunCost {
+  double planning_gpu_seconds = 0; // phase 1 and the pilot
+  int sampled_pairs = 0;           // measured first, to plan the rest from
+  double gpu_seconds = 0;          // first kernel to now, cool-downs included
+  double planned_gpu_seconds = 0;  // spent before the rest + plan_cost's for the rest
+  double planned_measurements_per_pair = 0;
+  double sync_ms = 0;              // mean time one timer sync takes
+};
+
 struct RunState {
   DeviceIdentity device;
   Detector detector = Detector::pooled;  // whose latencies the results report
+  Schedule schedule = Schedule::chained;
+  RunCost cost;
   WorkloadInfo workload;
   std::vector<ClockCalibration> calibrations;
   std::vector<PairCheck> checks;
@@ -168,6 +191,7 @@ struct RunState {
   SyncStats sync;
   std::map<Mhz, SkipReason> unusable_clocks;  // clock -> why
   int traces_dropped = 0;  // measurements whose traces the budget left out
+  std::vector<double> settle_ms;  // chained: each launch's wait until its first clock held
 };
 
 // Bytes a trace row takes in traces/*.csv, about; and the most one
@@ -191,6 +215,8 @@ class RunObserver {
   virtual void pair_started(ClockPair, std::size_t /*number*/, std::size_t /*count*/) {}
   virtual void pair_finished(const PairResult&, const RunState&) {}
   virtual void progress(const Progress&) {}
+  // The run's last state (its cost), once every pair is done.
+  virtual void finished(const RunState&) {}
 };
 
 class Engine {
@@ -202,8 +228,14 @@ class Engine {
 
   // Measures every pair not in `done`. Returns the state the manifest records.
   RunState run(const std::set<std::pair<Mhz, Mhz>>& done = {});
+  // Phase 1, the pilot, the pair checks and the plan's sample of pairs
+  // (measured to their stop and reported like a run's): the state with its
+  // cost plan (RunState::cost).
+  RunState plan(const std::set<std::pair<Mhz, Mhz>>& done = {});
 
  private:
+  // Everything before the pairs are measured; returns those to measure.
+  std::vector<ClockPair> prepare(const std::set<std::pair<Mhz, Mhz>>& done);
   // Phase 1 for one clock at one iteration length (cached).
   const ClockCalibration& calibration(Mhz mhz, std::int64_t iteration_fmas);
   struct Attempt {
@@ -215,6 +247,68 @@ class Engine {
     double detection_cpu_s = 0;
   };
   Attempt measure_once(ClockPair pair, const WindowPlan& plan);
+  // Both detectors on a window's or a stream slice's records; fills the row.
+  void detect(Attempt& a, ClockPair pair, std::int64_t fmas, const TimerSync& before, const TimerSync& after,
+              Nanos t_s, Nanos t_r, const Telemetry& tel);
+  // A pair is given up for the rest of the run; the reason goes to the manifest.
+  struct SkipPair {
+    SkipReason reason;
+  };
+  // A pair being measured, in either schedule.
+  struct PairProgress {
+    PairResult result;
+    std::size_t number = 0;
+    int measurement_number = 0;
+    int traced_misfits = 0;
+    int failed_measurements = 0;
+    int failed_attempts = 0;  // of the measurement in progress
+    double capture_ms = 0;
+    std::int64_t fmas = 0;
+    // What the pair's measurements so far need, to come back to after a
+    // single switch outran the longest window.
+    double usual_capture_ms = 0;
+    std::int64_t usual_fmas = 0;
+    bool done = false;
+  };
+  // Keeps an accepted measurement (traces, throttle checks, the RSE stop);
+  // true when the pair is complete.
+  bool accept(PairProgress& p, Attempt& a, std::size_t count);
+  // Counts a failed attempt; a measurement that failed every try counts once
+  // more, and a pair with too many is skipped (SkipPair).
+  void reject(PairProgress& p, const Attempt& a);
+  // A failure that a longer capture may fix: raises the pair's, or skips it.
+  void lengthen_capture(PairProgress& p);
+  void skip(PairProgress& p, const SkipReason& reason);
+  PairResult measure_pair(ClockPair pair, std::size_t number, std::size_t count);
+  // The chained schedule (chained_schedule.cpp): both directions of a pair
+  // of clocks in one launch, alternating.
+  std::vector<PairResult> measure_chained(const std::vector<ClockPair>& group, std::size_t first_number,
+                                         std::size_t count);
+  Attempt request_in_stream(ClockPair pair, const PairProgress& p);
+  void start_stream_at(Mhz init, std::int64_t fmas);
+  // Every SM's last confirmation length of records (after `from`, per SM)
+  // at this clock's calibrated rate, within half the step to its neighbour.
+  bool settled_at(const std::vector<SmRecords>& sms, const std::vector<std::size_t>& from, Mhz mhz);
+  void stop_stream();
+  void cool_down();
+  // One pair per target clock (the initial one farthest from it): the
+  // chained schedule's pilot, which the plan needs per target.
+  static std::vector<ClockPair> target_pilot_pairs(const std::vector<ClockPair>& pairs);
+  double initial_capture_ms(ClockPair pair) const;
+  // The iteration whose records hold a slice of (1 + settle_factor) x 1.5
+  // the pilot's latency into the pair's target: the run's, or coarser for a
+  // slow target.
+  std::int64_t slice_fmas(ClockPair pair);
+  // The plan of the pairs still to measure: their measurement counts from
+  // `counts` (the sample's) or else from the pilot's spread.
+  void plan_cost(const std::vector<ClockPair>& measured, const std::vector<double>& counts);
+  // Both directions of a pair of clocks, as one group.
+  static std::vector<std::vector<ClockPair>> groups_of(const std::vector<ClockPair>& todo);
+  std::vector<PairResult> measure_group(const std::vector<ClockPair>& group, std::size_t first_number,
+                                        std::size_t count);
+  // Measures a sample of the groups to their stop and plans the rest from
+  // it; returns the sample's indices.
+  std::vector<std::size_t> measure_sample(const std::vector<std::vector<ClockPair>>& groups, std::size_t count);
   // The workload is told the request time: t_s where the caller took it.
   void set_clock(Mhz mhz, std::optional<Nanos> requested_at = std::nullopt);
   TimerSync synchronize();
@@ -222,11 +316,15 @@ class Engine {
   std::vector<ClockPair> check_pairs();
   // Neighbours in the supported clock table.
   bool adjacent(ClockPair pair) const;
-  double run_pilot(const std::vector<ClockPair>& pilot);
-  PairResult measure_pair(ClockPair pair, std::size_t number, std::size_t count);
+  // Pilot measurements of each pair; the first `capture_pairs` set the
+  // capture (10x their longest latency), which it returns.
+  double run_pilot(const std::vector<ClockPair>& pilot, std::size_t capture_pairs);
   // Throws the pair's skip when the card reports power capping.
   void skip_if_power_capped(const Telemetry& telemetry, ClockPair pair);
-  double wakeup_for(Mhz init) const;
+  // Twice the longest switch into the clock seen in phase 1 and the pilot
+  // (or the user's); each try after `initial_not_held` raises it, for the
+  // tries of that measurement only, within a bound.
+  double wakeup_for(Mhz init, int raises = 0) const;
   std::int64_t iteration_for(double capture_ms);
   void keep_traces(PairResult& result, const Attempt& attempt, int index);
   std::int64_t trace_bytes_ = 0;  // kept so far in the run
@@ -240,8 +338,14 @@ class Engine {
   RunState state_;
   std::vector<Mhz> supported_;
   std::map<std::pair<Mhz, std::int64_t>, ClockCalibration> calibrations_;
-  std::map<Mhz, double> wakeup_ms_;  // grows when the initial clock was not yet held
   Mhz current_clock_ = 0;
+  // The chained schedule's running launch: its clock (0 when none runs) and
+  // the newest records of each SM, the start of the next request's slice.
+  Mhz stream_clock_ = 0;
+  std::int64_t stream_fmas_ = 0;
+  std::vector<SmRecords> tail_;
+  std::int64_t stream_bytes_ = 0;  // drained since the last request was measured
+  double sync_seconds_ = 0;  // spent in timer syncs, for the plan
   Nanos started_ns_ = 0;
   double ns_per_fma_ = 0;  // at the fastest requested clock
   double measurement_gpu_ms_ = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 namespace latest {
 
@@ -24,36 +25,85 @@ WindowPlan plan_window(double capture_ms, double wakeup_ms, const ClockCalibrati
   p.capture_ms = capture_ms;
   p.wakeup_ms = wakeup_ms;
   const double init_ns = initial.pooled.iteration.mean;
-  const double fast_ns = std::min(init_ns, target.pooled.iteration.mean);
   const double slow_ns = std::max(init_ns, target.pooled.iteration.mean);
   p.warmup_iterations = static_cast<std::int64_t>(std::ceil(wakeup_ms * 1e6 / init_ns));
   p.delay_iterations = s.delay_iterations;
   p.delay_ms = static_cast<double>(s.delay_iterations) * init_ns / 1e6;
-  // Capture counted at the faster clock, so it lasts at least capture_ms.
-  const auto capture_iterations = static_cast<std::int64_t>(std::ceil(capture_ms * 1e6 / fast_ns));
+  // Counted at the slower clock: after a decrease the card runs slow, and
+  // iterations counted at the faster one made the window up to 5.7x longer
+  // than planned. After an increase it runs fast and the window is shorter
+  // by as much; the capture's factor over the longest latency covers that.
+  const auto capture_iterations = static_cast<std::int64_t>(std::ceil(capture_ms * 1e6 / slow_ns));
   p.recorded_iterations = s.delay_iterations + capture_iterations + s.confirmation_iterations;
   p.gpu_ms = window_gpu_ms(wakeup_ms, p.delay_ms, capture_ms,
                            static_cast<double>(s.confirmation_iterations) * slow_ns / 1e6);
   return p;
 }
 
-double window_gpu_ms(double wakeup_ms, double delay_ms, double capture_ms, double confirmation_ms) {
-  return wakeup_ms + delay_ms + capture_ms + confirmation_ms;
+const char* to_string(Schedule schedule) {
+  return schedule == Schedule::chained ? "chained" : "paper";
 }
 
-RunEstimate estimate_run(const PlanSettings& p, std::size_t clocks, std::size_t pairs, int measurements_per_pair) {
-  RunEstimate e;
-  e.capture_fixed = p.capture_ms.has_value();
-  e.capture_ms = p.capture_ms.value_or(p.capture_factor * p.pilot_capture_ms);
-  e.wakeup_fixed = p.wakeup_ms.has_value();
-  e.wakeup_ms = p.wakeup_ms.value_or(std::max(p.min_wakeup_ms, 50.0));
-  const double per_measurement_s = window_gpu_ms(e.wakeup_ms, 0, e.capture_ms, 0.1 * e.capture_ms) / 1e3;
-  e.calibration_s = static_cast<double>(clocks) * (p.calibration_settle_ms / 1e3 + 0.1);
-  // Three pilot pairs, each window grown up to ten times the first.
-  e.pilot_s = e.capture_fixed ? 0.0
-                              : 3.0 * p.pilot_measurements * window_gpu_ms(e.wakeup_ms, 0, p.pilot_capture_ms * 10, 0) / 1e3;
-  e.measurements_s = static_cast<double>(pairs) * measurements_per_pair * per_measurement_s;
-  return e;
+int measurements_for_rse(double cv, double rse, int min_measurements, int max_measurements, int check_every) {
+  const double wanted = std::isfinite(cv) ? (cv / rse) * (cv / rse) : static_cast<double>(max_measurements);
+  int n = min_measurements;
+  const int every = std::max(check_every, 1);
+  while (n < wanted && n < max_measurements) n += every;
+  return std::min(n, max_measurements);
+}
+
+CostPlan plan_cost(const CostModelInputs& in) {
+  CostPlan plan;
+  std::vector<double> counts = in.measurement_counts;
+  if (counts.empty())
+    for (double cv : in.pilot_cvs)
+      counts.push_back(measurements_for_rse(cv, in.rse, in.min_measurements, in.max_measurements, in.check_every));
+  if (counts.empty()) counts.push_back(in.min_measurements);
+  double mean = 0, mean_max = 0;
+  for (double a : counts) {
+    mean += a / static_cast<double>(counts.size());
+    for (double b : counts) mean_max += std::max(a, b) / static_cast<double>(counts.size() * counts.size());
+  }
+  plan.measurements_per_pair = mean;
+  const PlanSettings& p = in.plan;
+  const auto confirmation_ms = [&](double iteration_ns) {
+    return static_cast<double>(p.confirmation_iterations) * iteration_ns / 1e6;
+  };
+  double seconds = 0;
+  if (in.schedule == Schedule::paper) {
+    for (const PlannedPair& pp : in.pairs) {
+      const double delay_ms = static_cast<double>(p.delay_iterations) * pp.init_iteration_ns / 1e6;
+      const double slow_ns = std::max(pp.iteration_ns, pp.init_iteration_ns);
+      seconds += mean * window_gpu_ms(pp.wakeup_ms, delay_ms, in.capture_ms, confirmation_ms(slow_ns)) / 1e3;
+    }
+    plan.measurements_s = seconds;
+    return plan;
+  }
+  std::map<std::pair<Mhz, Mhz>, const PlannedPair*> by_pair;
+  for (const PlannedPair& pp : in.pairs) by_pair[{pp.pair.init, pp.pair.target}] = &pp;
+  const auto request_s = [&](const PlannedPair& pp) {
+    const double confirm = confirmation_ms(pp.iteration_ns);
+    const double settled = std::max(pp.latency_ms + confirm, (1 + in.settle_factor) * pp.latency_ms);
+    return (settled + confirm * in.poll_share / 2 + 2 * in.sync_ms) / 1e3;
+  };
+  for (const PlannedPair& pp : in.pairs) {
+    const auto back = by_pair.find({pp.pair.target, pp.pair.init});
+    const bool both = back != by_pair.end();
+    if (both && pp.pair.init > pp.pair.target) continue;  // counted with its opposite
+    const double launch_s =
+        (pp.wakeup_ms + static_cast<double>(p.delay_iterations) * pp.init_iteration_ns / 1e6) / 1e3;
+    // Alone, a pair still returns to its initial clock after each
+    // measurement; that request is assumed to cost what its own does.
+    const double rounds = both ? mean_max : mean;
+    const double back_s = both ? request_s(*back->second) : request_s(pp);
+    seconds += launch_s + rounds * (request_s(pp) + back_s);
+  }
+  plan.measurements_s = seconds;
+  return plan;
+}
+
+double window_gpu_ms(double wakeup_ms, double delay_ms, double capture_ms, double confirmation_ms) {
+  return wakeup_ms + delay_ms + capture_ms + confirmation_ms;
 }
 
 std::vector<ClockPair> ordered_pairs(const std::vector<Mhz>& clocks, PairDirection direction) {

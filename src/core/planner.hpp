@@ -52,23 +52,60 @@ WindowPlan plan_window(double capture_ms, double wakeup_ms, const ClockCalibrati
 // The device time of one measurement window, all four parts (SPEC §3.1).
 double window_gpu_ms(double wakeup_ms, double delay_ms, double capture_ms, double confirmation_ms);
 
-// The device time of a run, estimated before anything is measured: phase 1,
-// the pilot and `measurements_per_pair` measurements of every pair. Until
-// the pilot has run the capture is assumed (10x the first pilot window), and
-// delay plus confirmation, fixed only with the iteration length, are taken
-// as a tenth of the capture.
-struct RunEstimate {
-  double wakeup_ms = 0;
-  bool wakeup_fixed = false;  // given by the user, not from phase 1
-  double capture_ms = 0;
-  bool capture_fixed = false;  // given by the user, not from the pilot
-  double calibration_s = 0;
-  double pilot_s = 0;
-  double measurements_s = 0;
-  double total_s() const { return calibration_s + pilot_s + measurements_s; }
+// Which schedule measures the pairs (docs/methodology.md, "Schedules").
+// chained: many switches per launch, each request issued as soon as the one
+// before it is confirmed; paper: one switch per launch after a wake-up, with
+// a capture of 10x the longest pilot latency.
+enum class Schedule { chained, paper };
+const char* to_string(Schedule schedule);
+
+// How many measurements the RSE stop takes for a pair whose latencies have
+// this coefficient of variation (sd / mean): the RSE is cv / sqrt(n), so
+// n = (cv / rse)^2, rounded up to the next check (every `check_every` from
+// the minimum on) and kept within [min, max].
+int measurements_for_rse(double cv, double rse, int min_measurements, int max_measurements, int check_every);
+
+// The plan of a run once phase 1 and the pilot are done: what each pair will
+// cost, from what the pilot measured. The model (docs/methodology.md,
+// "Plan"):
+// - measurements per pair: measurements_for_rse of each pilot pair's cv,
+//   the pilot pairs standing for all pairs;
+// - paper schedule, per measurement: wake-up + delay + capture +
+//   confirmation, as planned for its window;
+// - chained schedule, per measurement: the latency (the pilot's for the
+//   pair's target clock: the target dominates a switch's latency), then the
+//   longer of the confirmation at the target and `settle_factor` latencies,
+//   half a poll and two timer syncs; per pair of
+//   opposite directions, one launch's wake-up; the two directions alternate,
+//   so the one that stops first still costs its request per measurement of
+//   the other (the expected maximum of two draws of the measurement count).
+struct PlannedPair {
+  ClockPair pair;
+  double latency_ms = 0;        // expected, from the pilot
+  double iteration_ns = 0;      // at the target clock
+  double init_iteration_ns = 0; // at the initial clock
+  double wakeup_ms = 0;         // of the initial clock
 };
-RunEstimate estimate_run(const PlanSettings& settings, std::size_t clocks, std::size_t pairs,
-                         int measurements_per_pair);
+struct CostModelInputs {
+  Schedule schedule = Schedule::chained;
+  std::vector<PlannedPair> pairs;
+  std::vector<double> pilot_cvs;  // one per pilot pair with two or more latencies
+  // Measurement counts per pair, where known (a finished run: to check the
+  // cost model apart from the count's estimate); else from pilot_cvs.
+  std::vector<double> measurement_counts;
+  double capture_ms = 0;          // the paper's run-wide capture
+  double sync_ms = 0;             // one timer sync, as measured
+  double poll_share = 0.25;       // a poll every this share of the confirmation
+  double settle_factor = 1.0;     // records after the arrival, in switch lengths
+  double rse = 0.05;
+  int min_measurements = 25, max_measurements = 500, check_every = 25;
+  PlanSettings plan;
+};
+struct CostPlan {
+  double measurements_per_pair = 0;  // expected, from the pilot's spread
+  double measurements_s = 0;         // the pairs' GPU seconds
+};
+CostPlan plan_cost(const CostModelInputs& inputs);
 
 // Every ordered pair of distinct clocks, in the order given, or only those
 // that raise or lower the clock.

@@ -7,5 +7,6 @@ set(LATEST_CORE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/pooled_detection.cpp
   ${CMAKE_CURRENT_LIST_DIR}/planner.cpp
   ${CMAKE_CURRENT_LIST_DIR}/engine.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/chained_schedule.cpp
   ${CMAKE_CURRENT_LIST_DIR}/accuracy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/selftest.cpp)

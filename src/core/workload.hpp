@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "core/error.hpp"
 #include "core/types.hpp"
 
 namespace latest {
@@ -34,6 +35,20 @@ class Workload {
   virtual Nanos launch(const WindowSpec& spec) = 0;
   // Waits for the window launched last and returns its records.
   virtual WindowRecords collect() = 0;
+  // A launch that runs until stopped, for the chained schedule (many
+  // switches per launch): every SM runs `spec.warmup_iterations` unrecorded
+  // iterations, then records until stop_stream(); drain() hands over what
+  // each SM has finished since the last drain, so the engine detects while
+  // the kernel runs and keeps only the slices around its requests.
+  // synchronize() works while a stream runs. Backends without streams say
+  // so here, and the engine uses the paper's schedule on them.
+  virtual bool can_stream() const { return false; }
+  virtual Nanos start_stream(const WindowSpec& spec) {
+    (void)spec;
+    throw Error(ErrorKind::internal, "this backend has no streams");
+  }
+  virtual WindowRecords drain() { throw Error(ErrorKind::internal, "this backend has no streams"); }
+  virtual void stop_stream() {}
   // Told of every clock request right before it is made. The simulator moves
   // its modelled clock; emulated switching schedules its flip. Real GPUs
   // ignore it.

@@ -146,6 +146,7 @@ std::set<std::pair<Mhz, Mhz>> ResultStore::resume() {
                        : json::array();
     if (old.contains("timer_sync") && old["timer_sync"].is_object()) earlier.push_back(old["timer_sync"]);
     manifest_["timer_sync_earlier_runs"] = earlier;
+    if (old.contains("gpu_seconds") && old["gpu_seconds"].is_number()) earlier_gpu_seconds_ = old["gpu_seconds"].get<double>();
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {  // the JSON library's type errors, and the checks above
@@ -172,7 +173,22 @@ void ResultStore::record_state(const RunState& s) {
   manifest_["detector"] = to_string(s.detector);
   json pilot = json::array();
   for (const auto& [pair, ms] : s.pilot) pilot.push_back({{"init_mhz", pair.init}, {"target_mhz", pair.target}, {"switching_latency_ms", ms}});
-  manifest_["plan"] = {{"capture_ms", s.capture_ms}, {"iteration_fmas", s.iteration_fmas}, {"pilot", pilot}};
+  manifest_["schedule"] = to_string(s.schedule);
+  manifest_["plan"] = {{"capture_ms", s.capture_ms},
+                       {"iteration_fmas", s.iteration_fmas},
+                       {"pilot", pilot},
+                       {"measurements_per_pair", s.cost.planned_measurements_per_pair},
+                       {"sampled_pairs", s.cost.sampled_pairs},
+                       {"timer_sync_ms", s.cost.sync_ms}};
+  if (!s.settle_ms.empty()) {
+    const Summary settle = summarise(s.settle_ms);
+    manifest_["plan"]["launches"] = s.settle_ms.size();
+    manifest_["plan"]["settle_ms"] = {{"median", settle.median}, {"max", settle.max}};
+  }
+  // What the run holds the GPU for (this run and the earlier ones into this
+  // directory), and what it planned to once its pilot was done.
+  manifest_["gpu_seconds"] = earlier_gpu_seconds_ + s.cost.gpu_seconds;
+  manifest_["planned_gpu_seconds"] = earlier_gpu_seconds_ + s.cost.planned_gpu_seconds;
   json checks = json::array();
   for (const auto& c : s.checks) {
     json j = pair_key(c.pair);
@@ -255,6 +271,8 @@ void ResultStore::pair_finished(const PairResult& r, const RunState& state) {
   j["discarded"] = r.discarded;
   j["failed"] = r.failed;
   j["windows"] = r.windows;
+  j["transits"] = r.transits;
+  j["capture_retries"] = r.capture_retries;
   j["iteration_fmas"] = r.iteration_fmas;
   j["capture_ms"] = r.capture_ms;
   j["wakeup_ms"] = r.wakeup_ms;

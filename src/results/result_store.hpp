@@ -44,6 +44,7 @@ class ResultStore final : public RunObserver {
 
   void planned(const RunState& state) override;
   void pair_finished(const PairResult& result, const RunState& state) override;
+  void finished(const RunState& state) override { planned(state); }
   // Final status: complete, interrupted or failed (with the error).
   void finish(const std::string& status, const std::string& error = {});
 
@@ -60,6 +61,7 @@ class ResultStore final : public RunObserver {
   std::string host_;
   nlohmann::json manifest_;
   bool wrote_ = false;
+  double earlier_gpu_seconds_ = 0;  // of the runs this one resumes
 };
 
 nlohmann::json to_json(const ClockCalibration& cal);

@@ -19,20 +19,42 @@ std::optional<ErrorKind> code_of(const std::function<void()>& f, std::string* me
   return std::nullopt;
 }
 
+const std::vector<Mhz> kTable = {600, 900, 990, 1200, 1500, 1980};
+
 TEST(Arguments, ParsesClockLists) {
-  EXPECT_EQ(parse_clock_list("600,900,1200,1500"), (std::vector<Mhz>{600, 900, 1200, 1500}));
-  EXPECT_EQ(parse_clock_list("1980, 990"), (std::vector<Mhz>{1980, 990}));
+  EXPECT_EQ(parse_clock_list("600,900,1200,1500", kTable), (std::vector<Mhz>{600, 900, 1200, 1500}));
+  EXPECT_EQ(parse_clock_list("1980, 990", kTable), (std::vector<Mhz>{1980, 990}));
+}
+
+TEST(Arguments, ClockRangesAndAllTakeTheSupportedClocks) {
+  EXPECT_EQ(parse_clock_list("all", kTable), kTable);
+  EXPECT_EQ(parse_clock_list("900:1500", kTable), (std::vector<Mhz>{900, 990, 1200, 1500}));
+  EXPECT_EQ(parse_clock_list("950:1300", kTable), (std::vector<Mhz>{990, 1200})) << "the ends need not be supported";
+  // Mixed with single clocks; a clock in both is measured once.
+  EXPECT_EQ(parse_clock_list("1980,900:990,990", kTable), (std::vector<Mhz>{1980, 900, 990}));
+  std::string msg;
+  EXPECT_EQ(code_of([&] { parse_clock_list("1500:900", kTable); }, &msg), ErrorKind::bad_argument);
+  EXPECT_NE(msg.find("900:1500"), std::string::npos) << msg;
+  EXPECT_EQ(code_of([&] { parse_clock_list("1600:1900", kTable); }, &msg), ErrorKind::bad_argument);
+  EXPECT_NE(msg.find("no clock"), std::string::npos) << msg;
+  EXPECT_EQ(code_of([&] { parse_clock_list("1900:1990", kTable); }, &msg), ErrorKind::bad_argument);
+  EXPECT_NE(msg.find("at least two"), std::string::npos) << msg;
+  EXPECT_EQ(code_of([&] { parse_clock_list("600:900:1200", kTable); }), ErrorKind::bad_argument);
+  EXPECT_EQ(code_of([] { check_clock_syntax("all"); }), std::nullopt);
+  EXPECT_EQ(code_of([] { check_clock_syntax("600:x"); }), ErrorKind::bad_argument);
 }
 
 TEST(Arguments, RejectsBadClockLists) {
   std::string msg;
-  EXPECT_EQ(code_of([] { parse_clock_list("600,abc"); }, &msg), ErrorKind::bad_argument);
+  EXPECT_EQ(code_of([&] { parse_clock_list("600,abc", kTable); }, &msg), ErrorKind::bad_argument);
   EXPECT_NE(msg.find("'abc'"), std::string::npos);
-  EXPECT_EQ(code_of([] { parse_clock_list("600,600,900"); }, &msg), ErrorKind::bad_argument);
+  EXPECT_EQ(code_of([&] { parse_clock_list("600,600,900", kTable); }, &msg), ErrorKind::bad_argument);
   EXPECT_NE(msg.find("twice"), std::string::npos);
-  EXPECT_EQ(code_of([] { parse_clock_list("600"); }), ErrorKind::bad_argument);
-  EXPECT_EQ(code_of([] { parse_clock_list("600,-5"); }), ErrorKind::bad_argument);
-  EXPECT_EQ(code_of([] { parse_clock_list("600,,900"); }), ErrorKind::bad_argument);
+  EXPECT_EQ(code_of([&] { parse_clock_list("600", kTable); }), ErrorKind::bad_argument);
+  EXPECT_EQ(code_of([&] { parse_clock_list("600,-5", kTable); }), ErrorKind::bad_argument);
+  EXPECT_EQ(code_of([&] { parse_clock_list("600,,900", kTable); }), ErrorKind::bad_argument);
+  EXPECT_EQ(code_of([&] { parse_clock_list("600,700", kTable); }, &msg), ErrorKind::bad_argument);
+  EXPECT_NE(msg.find("nearest supported clocks are 600 and 900"), std::string::npos) << msg;
 }
 
 TEST(Arguments, UnsupportedClockNamesTheNearest) {

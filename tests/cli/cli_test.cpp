@@ -335,9 +335,52 @@ TEST(Cli, PlanPrintsAndWritesNothing) {
   const fs::path dir = scratch("plan");
   const Result r = run({"--freq", "600,900,1200,1500", "--plan", "--output", dir.string()});
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("pairs (12)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("estimated GPU time"), std::string::npos);
+  EXPECT_NE(r.out.find("pairs: 12, of which 12 measured"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GPU time:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("schedule: chained"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(dir));
+}
+
+// The plan, as JSON, against the run it plans (issue 10: within 25 %); ranges
+// of supported clocks in --freq, in the plan too.
+TEST(Cli, PlanJsonIsWithinAQuarterOfTheRun) {
+  const fs::path dir = scratch("plan-json");
+  const std::vector<std::string> common = {"--backend", "sim", "--freq", "1980,1500,990,600", "--seed", "3"};
+  auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> args = common;
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  };
+  const Result p = run(with({"--plan", "--json"}));
+  ASSERT_EQ(p.code, 0) << p.err;
+  const auto plan = nlohmann::json::parse(p.out);
+  EXPECT_EQ(plan["schedule"], "chained");
+  EXPECT_EQ(plan["pairs"], 12);
+  const Result r = run(with({"--output", dir.string(), "--progress", "none"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto manifest = nlohmann::json::parse(slurp(dir / "manifest.json"));
+  const double ran = manifest["gpu_seconds"].get<double>();
+  EXPECT_NEAR(plan["gpu_seconds"].get<double>(), ran, 0.25 * ran) << plan.dump(2);
+  EXPECT_DOUBLE_EQ(manifest["planned_gpu_seconds"].get<double>(), plan["gpu_seconds"].get<double>())
+      << "the run plans as --plan does";
+  double measured = 0;
+  for (const auto& pair : manifest["pairs"]) measured += pair["measurements"].get<double>();
+  // The issue's close pair at defaults no longer costs seconds a measurement.
+  const fs::path close = scratch("close-pair");
+  ASSERT_EQ(run({"--backend", "sim", "--freq", "1980,1890", "--seed", "29", "--output", close.string(), "--progress",
+                 "none"})
+                .code,
+            0);
+  const auto m = nlohmann::json::parse(slurp(close / "manifest.json"));
+  double n = 0;
+  for (const auto& pair : m["pairs"]) n += pair["measurements"].get<double>();
+  ASSERT_GT(n, 0);
+  EXPECT_LT(m["gpu_seconds"].get<double>() / n, 0.1) << "GPU seconds per measurement";
+  const Result range = run({"--backend", "sim", "--freq", "1800:1980", "--plan", "--json"});
+  ASSERT_EQ(range.code, 0) << range.err;
+  EXPECT_EQ(nlohmann::json::parse(range.out)["clocks_mhz"].size(), 13u);
+  fs::remove_all(dir);
+  fs::remove_all(close);
 }
 
 TEST(Cli, SeedCommandLineWorksAsWritten) {

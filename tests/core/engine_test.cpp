@@ -136,6 +136,135 @@ INSTANTIATE_TEST_SUITE_P(Sim, EveryProfile,
                                            std::make_pair(std::string("rtx6000"), std::vector<Mhz>{2100, 1050})),
                          [](const auto& info) { return info.param.first; });
 
+// The paper's schedule (one switch per launch) stays, and meets the same
+// bounds on the same card; the chained one spends a fraction of its GPU time.
+TEST(Engine, BothSchedulesMeetTheBoundsAndChainedCostsFarLess) {
+  std::map<Schedule, double> gpu_seconds;
+  for (Schedule schedule : {Schedule::paper, Schedule::chained}) {
+    SimRun run("h200", 12);
+    EngineSettings s = small({1980, 1500, 990});
+    s.schedule = schedule;
+    run.run(s);
+    EXPECT_EQ(run.state.schedule, schedule);
+    ASSERT_EQ(run.recorder.results.size(), 6u);
+    for (const auto& r : run.recorder.results) {
+      SCOPED_TRACE(to_string(schedule));
+      expect_within_bounds(run.state, r);
+      EXPECT_EQ(r.windows, 25) << "no retries expected on this card";
+    }
+    // The pairs' GPU time: phase 1 and the pilot are a fixed cost here.
+    for (const auto& r : run.recorder.results) gpu_seconds[schedule] += r.gpu_seconds;
+  }
+  EXPECT_LT(gpu_seconds[Schedule::chained], gpu_seconds[Schedule::paper] / 5)
+      << gpu_seconds[Schedule::chained] << " vs " << gpu_seconds[Schedule::paper];
+}
+
+// The plan (phase 1, the pilot, a sample of pairs measured to their stop,
+// then the model of planner.hpp) against what whole runs cost, on several
+// cards, seeds and clock sets, clusters and slow targets included: within
+// 25 %. (From the pilot's spread alone the plan was 23 to 41 % low here:
+// five measurements of one pair per target miss most pairs with several
+// latency clusters, which the RSE stop measures 50 to 275 times; hence the
+// sample. The cost model itself is checked by hand in planner_test.cpp.)
+TEST(Engine, PlanIsWithinAQuarterOfWholeRuns) {
+  struct Case {
+    std::string profile;
+    std::uint64_t seed;
+    std::vector<Mhz> clocks;
+  };
+  for (const Case& c : {Case{"h200", 1, {1980, 1500, 990}}, Case{"h200", 5, {1980, 1710, 1260, 900, 600}},
+                        Case{"a100", 3, {1410, 1110, 810, 510}}, Case{"rtx6000", 4, {2100, 1500, 900}},
+                        Case{"gh200", 9, {1980, 1260, 1095, 600}}}) {
+    SimRun run(c.profile, c.seed);
+    EngineSettings s;
+    s.clocks = c.clocks;
+    s.pairs = ordered_pairs(c.clocks);
+    run.run(s);
+    const RunCost& cost = run.state.cost;
+    double pairs_s = 0, n = 0, pairs = 0;
+    for (const auto& r : run.recorder.results) {
+      pairs_s += r.gpu_seconds;
+      if (r.status != "measured") continue;
+      n += static_cast<double>(r.rows.size());
+      ++pairs;
+    }
+    std::printf("%-8s seed %llu, %zu clocks: ran %.1f GPU-s, planned %.1f (%+.0f %%; %.1f vs %.1f measurements a "
+                "pair)\n",
+                c.profile.c_str(), static_cast<unsigned long long>(c.seed), c.clocks.size(), cost.gpu_seconds,
+                cost.planned_gpu_seconds, 100 * (cost.planned_gpu_seconds / cost.gpu_seconds - 1),
+                cost.planned_measurements_per_pair, n / pairs);
+    EXPECT_NEAR(cost.planned_gpu_seconds, cost.gpu_seconds, 0.25 * cost.gpu_seconds) << c.profile << " " << c.seed;
+    EXPECT_LE(pairs_s, cost.gpu_seconds) << "each pair's share is part of the whole";
+    EXPECT_GE(pairs_s + cost.planning_gpu_seconds, 0.98 * cost.gpu_seconds) << "every second is someone's";
+  }
+}
+
+// Both directions of a pair of clocks share a launch, so at most two pairs
+// are in flight: a kill loses at most those.
+struct InFlight : RunObserver {
+  std::set<std::pair<Mhz, Mhz>> open;
+  std::size_t most = 0;
+  int finished = 0;
+  void pair_started(ClockPair p, std::size_t, std::size_t) override {
+    open.insert({p.init, p.target});
+    most = std::max(most, open.size());
+  }
+  void pair_finished(const PairResult& r, const RunState&) override {
+    open.erase({r.pair.init, r.pair.target});
+    ++finished;
+  }
+};
+
+TEST(Engine, ChainedKeepsAtMostTwoPairsInFlight) {
+  auto gpu = std::make_shared<sim::SimGpu>(sim::profile_named("h200"), 21);
+  sim::SimWorkload workload(gpu);
+  sim::SimClockControl clocks(gpu, 0);
+  EngineSettings s = small({1980, 1500, 990, 600});
+  InFlight seen;
+  Engine engine(workload, clocks, s, seen);
+  engine.run();
+  EXPECT_EQ(seen.finished, 12);
+  EXPECT_EQ(seen.most, 2u);
+  EXPECT_TRUE(seen.open.empty());
+}
+
+// A launch of many seconds (800 requests): every request is mapped with syncs taken right
+// before it and at its detection, so the simulator's wandering drift (up to
+// 10 ppm, wandering by 2 ppm a minute) adds nothing, late in the launch as
+// early. Interpolating between the launch's own ends would not do: the
+// same card's true offset bends away from that line by microseconds.
+TEST(Engine, ALongLaunchKeepsEveryRequestOnTheGpuAxis) {
+  SimRun run("h200", 23);
+  EngineSettings s = small({1980, 990});
+  s.min_measurements = s.max_measurements = 400;
+  run.run(s);
+  ASSERT_EQ(run.state.settle_ms.size(), 1u) << "one launch for both directions";
+  for (const auto& r : run.recorder.results) {
+    ASSERT_EQ(r.rows.size(), 400u);
+    expect_within_bounds(run.state, r, false);
+    // The last hundred, seconds into the launch, as close as the first.
+    std::vector<double> first, last;
+    for (std::size_t i = 0; i < 100; ++i) {
+      first.push_back(std::abs(r.rows[i].switching_ms - r.rows[i].truth->switching_ms) * 1e3);
+      last.push_back(std::abs(r.rows[300 + i].switching_ms - r.rows[300 + i].truth->switching_ms) * 1e3);
+    }
+    EXPECT_LT(summarise(last).max, 1.5) << "us";
+    EXPECT_LT(summarise(last).median, summarise(first).median + 0.3) << "us";
+  }
+  // What interpolating over half a minute of launch would make of the
+  // time between, with perfect syncs at its ends: off by more than the
+  // 0.5 us the schedule allows.
+  const Nanos from = run.gpu->now(), to = from + 30'000'000'000LL;
+  const TimerSync a{run.gpu->true_gpu_time(from) - from, 0, 0, from};
+  const TimerSync b{run.gpu->true_gpu_time(to) - to, 0, 0, to};
+  double worst_ns = 0;
+  for (int k = 1; k < 30; ++k) {
+    const Nanos at = from + k * 1'000'000'000LL;
+    worst_ns = std::max(worst_ns, std::abs(static_cast<double>(to_gpu_between(a, b, at) - run.gpu->true_gpu_time(at))));
+  }
+  EXPECT_GT(worst_ns, 500) << "the drift model must make the test able to fail";
+}
+
 // Regression: the paper's detector took the simulated ramp's last step for
 // arrival and reported 1980<->1890 about 300 µs early with an RSE under 1 %.
 TEST(Engine, ClosePairIsMeasuredNotReportedEarly) {
@@ -149,7 +278,9 @@ TEST(Engine, ClosePairIsMeasuredNotReportedEarly) {
     for (const auto& r : run.recorder.results) {
       expect_within_bounds(run.state, r, false);
       for (const auto& row : r.rows) {
-        if (row.paper_switching_ms) {
+        // At 1024 FMAs (the issue's case) the last step of the ramp lies
+        // within the paper's tolerance.
+        if (row.paper_switching_ms && fmas) {
           EXPECT_LT(*row.paper_switching_ms - row.truth->switching_ms, -0.1) << "the paper's detector is early here";
         }
       }
@@ -351,6 +482,8 @@ TEST(Engine, TracesAreKeptForTheFirstMeasurementsWithinBounds) {
 TEST(Engine, OnlyNeighboursAreSkippedAsInseparable) {
   SimRun run("h200", 19);
   EngineSettings s = small({1980, 1965, 1950});
+  s.plan.iteration_fmas = 1024;  // where neighbours' bands overlap (at 2048 and more they do not)
+  s.plan.capture_ms = 70;
   run.run(s);
   ASSERT_EQ(run.recorder.results.size(), 6u);
   for (const auto& r : run.recorder.results) {
@@ -407,12 +540,17 @@ TEST(Engine, MaxMeasurementsStopsRegardless) {
 }
 
 TEST(Engine, ThermalEventDiscardsTheNewestFiveAndCools) {
-  sim::Injection inj;
-  inj.thermal_at_s = {7.0};  // fires during the measurements
-  SimRun run("h200", 14, inj);
   EngineSettings s = small({1980, 990});
   s.pairs = {{1980, 990}};
   s.min_measurements = s.max_measurements = 30;
+  // Fires during the measurements: a plan of the same card (phase 1 and
+  // the pilot, identical in the run) says when they start. Virtual time
+  // starts at 1 s.
+  SimRun planned("h200", 14);
+  Engine planner(planned.workload, planned.clocks, s, planned.recorder);
+  sim::Injection inj;
+  inj.thermal_at_s = {1.0 + planner.plan().cost.planning_gpu_seconds + 0.1};
+  SimRun run("h200", 14, inj);
   run.run(s);
   const auto& r = run.recorder.pair(1980, 990);
   ASSERT_EQ(run.state.throttle_events.size(), 1u);
@@ -428,6 +566,11 @@ TEST(Engine, PowerCappedClockSkipsItsPairs) {
   inj.power_cap_mhz = 1500;
   SimRun run("h200", 15, inj);
   EngineSettings s = small({1980, 1200, 900});
+  // 1200 MHz is a slow target (~95 ms): the planned iteration would be
+  // 73 us at 900 MHz, where the pooled detector is not yet within its
+  // bounds (issue 9); this test is about power capping.
+  s.plan.iteration_fmas = 2048;
+  s.plan.capture_ms = 300;
   run.run(s);
   for (const auto& r : run.recorder.results) {
     if (r.pair.init == 1980 || r.pair.target == 1980) {

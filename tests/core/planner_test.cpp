@@ -30,8 +30,9 @@ TEST(Planner, WindowCoversDelayCaptureAndConfirmation) {
   EXPECT_EQ(p.warmup_iterations, 10000);  // 20 ms at the initial 2 us
   EXPECT_EQ(p.delay_iterations, 500);
   EXPECT_DOUBLE_EQ(p.delay_ms, 1.0);
-  // Capture counted at the faster (initial) clock: 100 ms / 2 us.
-  EXPECT_EQ(p.recorded_iterations, 500 + 50000 + 1000);
+  // Capture counted at the slower (target) clock: 100 ms / 4 us, so the
+  // decrease's window lasts what was planned, not twice as long.
+  EXPECT_EQ(p.recorded_iterations, 500 + 25000 + 1000);
   EXPECT_DOUBLE_EQ(p.gpu_ms, 20 + 1 + 100 + 1000 * 4000 / 1e6);
 }
 
@@ -71,24 +72,45 @@ TEST(Planner, OrderedPairsKeepTheGivenOrder) {
   EXPECT_EQ(ordered_pairs({1410, 705}, PairDirection::decreasing), (std::vector<ClockPair>{{1410, 705}}));
 }
 
-TEST(Planner, RunEstimateAddsPhaseOnePilotAndMeasurements) {
-  PlanSettings p;
-  // Before the pilot: a 500 ms capture (10x the 50 ms first pilot window),
-  // a 50 ms wake-up, delay and confirmation as a tenth of the capture.
-  const RunEstimate e = estimate_run(p, 4, 12, 25);
-  EXPECT_FALSE(e.capture_fixed);
-  EXPECT_DOUBLE_EQ(e.capture_ms, 500);
-  EXPECT_DOUBLE_EQ(e.wakeup_ms, 50);
-  EXPECT_DOUBLE_EQ(e.calibration_s, 4 * 1.1);
-  EXPECT_DOUBLE_EQ(e.pilot_s, 3 * 5 * 0.55);
-  EXPECT_NEAR(e.measurements_s, 12 * 25 * 0.6, 1e-9);
-  EXPECT_NEAR(e.total_s(), 4.4 + 8.25 + 180, 1e-9);
-  p.capture_ms = 20;
-  p.wakeup_ms = 10;
-  const RunEstimate fixed = estimate_run(p, 2, 2, 10);
-  EXPECT_TRUE(fixed.capture_fixed && fixed.wakeup_fixed);
-  EXPECT_DOUBLE_EQ(fixed.pilot_s, 0) << "a given capture needs no pilot";
-  EXPECT_NEAR(fixed.measurements_s, 2 * 10 * (10 + 22) / 1e3, 1e-9);
+TEST(Planner, RseStopCountsComeFromTheCoefficientOfVariation) {
+  // n = (cv / rse)^2, rounded up to the next check, within [min, max].
+  EXPECT_EQ(measurements_for_rse(0.03, 0.05, 25, 500, 25), 25);   // n = 0.36
+  EXPECT_EQ(measurements_for_rse(0.3, 0.05, 25, 500, 25), 50);    // n = 36
+  EXPECT_EQ(measurements_for_rse(0.5, 0.05, 25, 500, 25), 100);   // n = 100 exactly
+  EXPECT_EQ(measurements_for_rse(0.51, 0.05, 25, 500, 25), 125);  // n = 104
+  EXPECT_EQ(measurements_for_rse(5.0, 0.05, 25, 500, 25), 500);   // capped
+  EXPECT_EQ(measurements_for_rse(0.3, 0.05, 40, 500, 25), 40);    // n = 36 < min
+}
+
+TEST(Planner, CostOfEachScheduleByHand) {
+  CostModelInputs in;
+  in.plan.delay_iterations = 500;
+  in.plan.confirmation_iterations = 1000;
+  in.pilot_cvs = {0.03, 0.3};  // 25 and 50 measurements
+  in.sync_ms = 0.25;
+  in.poll_share = 0.25;
+  in.capture_ms = 100;
+  // 1000 -> 2000: 10 ms, iterations 2 us at the target, 4 us at the initial clock.
+  in.pairs = {{{1000, 2000}, 10, 2000, 4000, 6}, {{2000, 1000}, 20, 4000, 2000, 8}};
+
+  in.schedule = Schedule::paper;
+  CostPlan paper = plan_cost(in);
+  EXPECT_DOUBLE_EQ(paper.measurements_per_pair, 37.5);
+  // Per window: wake-up + 500 delay iterations at the initial clock +
+  // capture + 1000 confirmation iterations at the slower clock (4 us).
+  const double first = 6 + 2 + 100 + 4, second = 8 + 1 + 100 + 4;
+  EXPECT_NEAR(paper.measurements_s, 37.5 * (first + second) / 1e3, 1e-9);
+
+  in.schedule = Schedule::chained;
+  in.settle_factor = 1;
+  CostPlan chained = plan_cost(in);
+  // The two directions alternate: E[max of two draws of {25, 50}] = 43.75
+  // rounds, each a request both ways: the longer of latency + 1000 target
+  // iterations and twice the latency (settle factor 1), half a poll share
+  // of the confirmation, two syncs; one launch's wake-up and delay.
+  const double up = 2 * 10 + 2 * 0.125 + 0.5, down = 2 * 20 + 4 * 0.125 + 0.5;
+  EXPECT_NEAR(chained.measurements_s, (6 + 2) / 1e3 + 43.75 * (up + down) / 1e3, 1e-9);
+  EXPECT_LT(chained.measurements_s, paper.measurements_s);
 }
 
 }  // namespace

@@ -27,6 +27,10 @@ class SimWorkload final : public Workload {
   TimerSync synchronize() override { return gpu_->synchronize(); }
   Nanos launch(const WindowSpec& spec) override { return gpu_->launch(spec); }
   WindowRecords collect() override { return gpu_->collect(); }
+  bool can_stream() const override { return true; }
+  Nanos start_stream(const WindowSpec& spec) override { return gpu_->start_stream(spec); }
+  WindowRecords drain() override { return gpu_->drain(); }
+  void stop_stream() override { gpu_->stop_stream(); }
   void clock_requested(Nanos host_ns, Mhz target) override { gpu_->request_clock(host_ns, target); }
   // The simulator draws its truth on the GPU's axis already.
   std::optional<SwitchTruth> truth(const TimerSync&, const TimerSync&) const override { return gpu_->last_truth(); }

@@ -11,6 +11,14 @@ namespace latest::sim {
 namespace {
 constexpr Nanos kLaunchLatencyNs = 8'000;
 constexpr double kThermalEventSeconds = 8;  // how long an injected thermal event holds
+// The drift is not steady: it wanders around its mean by this much over this
+// period (oscillators follow temperature). Interpolating between syncs a
+// few seconds apart then errs by microseconds, between syncs a few
+// milliseconds apart by nothing measurable: what the chained schedule's
+// sync before every request is for.
+constexpr double kDriftWanderPpm = 2;
+constexpr double kDriftWanderPeriodS = 60;
+constexpr double kTwoPi = 6.283185307179586;
 }  // namespace
 
 SimGpu::SimGpu(const SimProfile& profile, std::uint64_t seed, Injection injection)
@@ -19,7 +27,8 @@ SimGpu::SimGpu(const SimProfile& profile, std::uint64_t seed, Injection injectio
       group_skew_ns_(static_cast<std::size_t>(profile.sm_groups), 0.0) {
   // Never assume the clocks agree (SPEC §4 saw -94 µs and +256 µs).
   gpu_offset_ns_ = static_cast<Nanos>(rng_.uniform(-300'000, 300'000));
-  drift_ppm_ = rng_.uniform(-8.0, 8.0);  // the H200 showed 6 ppm against CLOCK_MONOTONIC_RAW
+  drift_ppm_ = rng_.uniform(-8.0, 8.0);  // the H200 showed 6 to 11 ppm against CLOCK_MONOTONIC_RAW
+  wander_phase_ = rng_.uniform(0, kTwoPi);
   requested_ = profile_.clocks.back();
   timeline_.push_back({0, static_cast<double>(requested_)});
   for (int s = 0; s < profile_.sm_count; ++s)
@@ -27,11 +36,18 @@ SimGpu::SimGpu(const SimProfile& profile, std::uint64_t seed, Injection injectio
 }
 
 Nanos SimGpu::to_gpu(Nanos host) const {
-  return host + gpu_offset_ns_ + static_cast<Nanos>(static_cast<double>(host) * drift_ppm_ * 1e-6);
+  // The offset integrates the drift: its mean, and the wander's integral.
+  const double s = static_cast<double>(host) / 1e9;
+  const double w = kTwoPi / kDriftWanderPeriodS;
+  const double wander_ns = kDriftWanderPpm * 1e3 / w * (std::cos(wander_phase_) - std::cos(wander_phase_ + w * s));
+  return host + gpu_offset_ns_ + static_cast<Nanos>(static_cast<double>(host) * drift_ppm_ * 1e-6 + wander_ns);
 }
 
 Nanos SimGpu::to_host(Nanos gpu) const {
-  return static_cast<Nanos>(static_cast<double>(gpu - gpu_offset_ns_) / (1 + drift_ppm_ * 1e-6));
+  // to_gpu moves time by at most a few hundred µs: a few fixed-point steps invert it.
+  Nanos host = gpu - gpu_offset_ns_;
+  for (int k = 0; k < 4; ++k) host -= to_gpu(host) - gpu;
+  return host;
 }
 
 std::size_t SimGpu::segment_index(Nanos gpu) const {
@@ -184,11 +200,17 @@ double SimGpu::advance_iterations(double t, std::size_t& seg, std::int64_t count
 }
 
 Nanos SimGpu::launch(const WindowSpec& spec) {
-  if (spec.iteration_fmas <= 0 || spec.iterations < 0 || spec.warmup_iterations < 0)
+  if (spec.iteration_fmas <= 0 || spec.iterations < 0 || spec.warmup_iterations < 0 || !stream_.empty())
     throw Error(ErrorKind::internal, "simulator: invalid window");
   pending_ = spec;
   pending_gpu_start_ = to_gpu(now_) + kLaunchLatencyNs;
   return now_;
+}
+
+double SimGpu::iteration_cycles(const WindowSpec& spec, int s) const {
+  const NoiseModel& noise = profile_.noise;
+  return static_cast<double>(spec.iteration_fmas) * noise.cycles_per_fma + noise.overhead_cycles +
+         sm_extra_cycles_[static_cast<std::size_t>(s)];
 }
 
 void SimGpu::generate_sm(const WindowSpec& spec, int s, std::uint64_t window_seed, SmRecords& rec,
@@ -196,8 +218,7 @@ void SimGpu::generate_sm(const WindowSpec& spec, int s, std::uint64_t window_see
   const NoiseModel& noise = profile_.noise;
   const double tick = profile_.timer_tick_ns;
   Random rng(window_seed ^ (static_cast<std::uint64_t>(s + 1) * 0x9E3779B97F4A7C15ULL));
-  const double cycles = static_cast<double>(spec.iteration_fmas) * noise.cycles_per_fma + noise.overhead_cycles +
-                        sm_extra_cycles_[static_cast<std::size_t>(s)];
+  const double cycles = iteration_cycles(spec, s);
   // The SM's group follows the clock `skew` late: its records are made on a
   // timeline shifted by that much.
   const double skew = group_skew_ns_[static_cast<std::size_t>(s) * group_skew_ns_.size() /
@@ -237,22 +258,98 @@ WindowRecords SimGpu::collect() {
   // SMs are independent: split them over the cores. Each SM draws from its
   // own stream, so the records do not depend on the number of threads.
   const std::uint64_t window_seed = rng_.next();
-  const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
-  const auto work = [&](std::size_t from, std::size_t to) {
+  for_sms(spec.iterations * static_cast<std::int64_t>(sms), [&](std::size_t from, std::size_t to) {
     for (std::size_t s = from; s < to; ++s) generate_sm(spec, static_cast<int>(s), window_seed, out.sms[s], ends[s]);
-  };
-  const std::int64_t volume = spec.iterations * static_cast<std::int64_t>(sms);
-  if (threads > 1 && volume > 200'000) {
-    std::vector<std::thread> pool;
-    const std::size_t per = (sms + threads - 1) / threads;
-    for (std::size_t from = 0; from < sms; from += per) pool.emplace_back(work, from, std::min(sms, from + per));
-    for (auto& th : pool) th.join();
-  } else {
-    work(0, sms);
-  }
+  });
   for (const auto& rec : out.sms)
     out.bytes += static_cast<std::int64_t>(sizeof(Nanos) + (rec.duration_ns.size() + rec.cycles.size()) * sizeof(std::uint32_t));
   advance_to(to_host(static_cast<Nanos>(*std::max_element(ends.begin(), ends.end()))));
+  return out;
+}
+
+void SimGpu::for_sms(std::int64_t volume, const std::function<void(std::size_t, std::size_t)>& work) const {
+  // SMs are independent: split them over the cores. Each SM draws from its
+  // own stream, so the records do not depend on the number of threads.
+  const auto sms = static_cast<std::size_t>(profile_.sm_count);
+  const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
+  if (threads == 1 || volume <= 200'000) return work(0, sms);
+  std::vector<std::thread> pool;
+  const std::size_t per = (sms + threads - 1) / threads;
+  for (std::size_t from = 0; from < sms; from += per) pool.emplace_back(work, from, std::min(sms, from + per));
+  for (auto& th : pool) th.join();
+}
+
+Nanos SimGpu::start_stream(const WindowSpec& spec) {
+  if (spec.iteration_fmas <= 0 || spec.warmup_iterations < 0 || pending_)
+    throw Error(ErrorKind::internal, "simulator: invalid stream");
+  const std::uint64_t stream_seed = rng_.next();
+  const double start = static_cast<double>(to_gpu(now_) + kLaunchLatencyNs);
+  stream_.assign(static_cast<std::size_t>(profile_.sm_count), SmStream{});
+  for (std::size_t s = 0; s < stream_.size(); ++s) {
+    SmStream& st = stream_[s];
+    st.rng = Random(stream_seed ^ ((s + 1) * 0x9E3779B97F4A7C15ULL));
+    st.cycles = iteration_cycles(spec, static_cast<int>(s));
+    st.t = start + st.rng.uniform(0, 1000);
+    // The warm-up runs on the timeline as it is now: nothing is requested
+    // during it (the engine waits it out before its first request).
+    std::size_t seg = segment_index(static_cast<Nanos>(st.t));
+    st.t = advance_iterations(st.t, seg, spec.warmup_iterations, st.cycles);
+    st.prev = -1;
+  }
+  return now_;
+}
+
+void SimGpu::drain_sm(SmStream& st, int s, double until_gpu_ns, SmRecords& rec) const {
+  const NoiseModel& noise = profile_.noise;
+  const double tick = profile_.timer_tick_ns;
+  // The skew of the SM's group for the switch requested last. Its axis
+  // moves by the change, its timer does not: the clock is steady between
+  // one switch's arrival and the next request's departure, so only when it
+  // sees the next change moves.
+  const double skew = group_skew_ns_[static_cast<std::size_t>(s) * group_skew_ns_.size() /
+                                     static_cast<std::size_t>(profile_.sm_count)];
+  st.t += st.skew - skew;
+  st.skew = skew;
+  auto quantise = [&](double x) {
+    return static_cast<Nanos>(std::floor((x + skew + noise.jitter_sd_ns * st.rng.approx_normal()) / tick) * tick);
+  };
+  rec.sm = s;
+  if (st.prev < 0) st.prev = quantise(st.t);
+  rec.first_start_ns = st.prev;
+  const bool slow_ones = noise.slow_iteration_probability > 0;
+  // The SM's own axis runs `skew` behind the GPU's.
+  const double until = until_gpu_ns - skew;
+  // Requests since the last drain trimmed the timeline: find the SM's
+  // segment afresh (what it ran so far was before any of them took effect).
+  std::size_t seg = segment_index(static_cast<Nanos>(st.t));
+  for (;;) {
+    double c = st.cycles;
+    if (slow_ones && st.rng.uniform() < noise.slow_iteration_probability) c *= noise.slow_iteration_factor;
+    std::size_t next_seg = seg;
+    const double end = advance_one(st.t, next_seg, c);
+    if (end > until) break;
+    const Nanos obs = std::max(st.prev, quantise(end));
+    rec.duration_ns.push_back(static_cast<std::uint32_t>(obs - st.prev));
+    rec.cycles.push_back(static_cast<std::uint32_t>(std::lround(c)));
+    st.prev = obs;
+    st.t = end;
+    seg = next_seg;
+  }
+}
+
+WindowRecords SimGpu::drain() {
+  if (stream_.empty()) throw Error(ErrorKind::internal, "simulator: drain without a stream");
+  WindowRecords out;
+  out.sms.resize(stream_.size());
+  const auto until = static_cast<double>(to_gpu(now_));
+  // Roughly how many iterations are due, to decide on threads.
+  const double per_iteration_ns = stream_.front().cycles * 1000.0 / std::max(1.0, mhz_at(static_cast<Nanos>(until)));
+  const auto due = static_cast<std::int64_t>(std::max(0.0, until - stream_.front().t) / per_iteration_ns);
+  for_sms(due * static_cast<std::int64_t>(stream_.size()), [&](std::size_t from, std::size_t to) {
+    for (std::size_t s = from; s < to; ++s) drain_sm(stream_[s], static_cast<int>(s), until, out.sms[s]);
+  });
+  for (const auto& rec : out.sms)
+    out.bytes += static_cast<std::int64_t>(sizeof(Nanos) + (rec.duration_ns.size() + rec.cycles.size()) * sizeof(std::uint32_t));
   return out;
 }
 

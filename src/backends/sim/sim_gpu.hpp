@@ -3,6 +3,7 @@
 // requests after the profile's latency, per-SM iteration records with the
 // timer's tick and jitter, timer synchronisation, and injected throttling.
 // SimWorkload and SimClockControl are thin views of one SimGpu.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -36,6 +37,15 @@ class SimGpu {
 
   Nanos launch(const WindowSpec& spec);
   WindowRecords collect();
+  // A launch that records until stopped; drain() generates what each SM
+  // has finished by now (records are made lazily, so requests made between
+  // drains shape them).
+  Nanos start_stream(const WindowSpec& spec);
+  WindowRecords drain();
+  void stop_stream() { stream_.clear(); }
+
+  // The card's true GPU time at a host time: what a perfect sync would give.
+  Nanos true_gpu_time(Nanos host_ns) const { return to_gpu(host_ns); }
 
   TimerSync synchronize();
   Telemetry telemetry();
@@ -53,6 +63,19 @@ class SimGpu {
   double advance_iterations(double t, std::size_t& seg, std::int64_t count, double cycles) const;
   double advance_one(double t, std::size_t& seg, double cycles) const;
   void generate_sm(const WindowSpec& spec, int sm, std::uint64_t window_seed, SmRecords& out, double& end_ns) const;
+  // One SM of a running stream: where its next iteration starts.
+  struct SmStream {
+    double t = 0;       // on the SM's own (skew-shifted) axis
+    Random rng{0};
+    Nanos prev = 0;     // the last timer read
+    double cycles = 0;
+    double skew = 0;    // the group's, as last applied
+  };
+  void drain_sm(SmStream& st, int sm, double until_gpu_ns, SmRecords& out) const;
+  double iteration_cycles(const WindowSpec& spec, int sm) const;
+  // Runs `work(from, to)` over the SMs, split over the cores when `volume`
+  // (SM-iterations) is worth a thread.
+  void for_sms(std::int64_t volume, const std::function<void(std::size_t, std::size_t)>& work) const;
   // The clock's path from departure to arrival: (start, MHz) segments.
   std::vector<std::pair<Nanos, double>> ramp(RampShape shape, double from, double to, Nanos departure, Nanos arrival);
   RampShape draw_shape();
@@ -65,13 +88,15 @@ class SimGpu {
   std::vector<double> group_skew_ns_; // per group of SMs, this switch's
   Nanos now_ = 1'000'000'000;  // host virtual time
   Nanos gpu_offset_ns_;        // true globaltimer - host offset at host 0
-  double drift_ppm_;
+  double drift_ppm_;           // mean drift of the GPU's timer against the host's
+  double wander_phase_;        // the drift wanders around its mean (to_gpu)
   std::vector<Segment> timeline_;
   std::vector<double> sm_extra_cycles_;
   Mhz requested_;
   std::optional<SwitchTruth> last_truth_;
   std::optional<WindowSpec> pending_;
   Nanos pending_gpu_start_ = 0;
+  std::vector<SmStream> stream_;  // empty when no stream runs
 };
 
 }  // namespace latest::sim

@@ -149,6 +149,46 @@ TEST_F(FakeNvml, AfterSigkillResetBringsThePriorStateBack) {
   expect_prior_state_back();
 }
 
+// The locked clocks NVML was asked for, in order.
+std::vector<int> locked_requests(const std::string& log) {
+  std::vector<int> mhz;
+  const std::string call = "SetGpuLockedClocks(";
+  for (auto p = log.find(call); p != std::string::npos; p = log.find(call, p + 1))
+    mhz.push_back(std::stoi(log.substr(p + call.size())));
+  return mhz;
+}
+
+// The chained schedule through the real NVML clock side: after phase 1 and
+// the pilot, each request is one measurement, alternating between the two
+// clocks (one set call each, no wake-up set in between); a SIGINT in the
+// middle of that sequence puts the card back.
+TEST_F(FakeNvml, ChainedSequenceAlternatesAndAnInterruptMidSequenceRestores) {
+  const Result r = run(measure(5), env());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::vector<int> sets = locked_requests(state().at("set_log"));
+  ASSERT_GE(sets.size(), 12u);
+  // The last ten: five measurements each way, alternating.
+  for (std::size_t i = sets.size() - 10; i + 1 < sets.size(); ++i) EXPECT_NE(sets[i], sets[i + 1]) << i;
+  expect_prior_state_back();
+
+  set({{"set_log", ""}});
+  fs::remove_all(dir_ / "results");
+  const fs::path out = dir_ / "out", err = dir_ / "err";
+  const pid_t pid = spawn(measure(400), out, err, env());
+  // The manifest appears once the plan is made; then the sequence runs.
+  const fs::path manifest = dir_ / "results" / "manifest.json";
+  for (int i = 0; i < 800 && !fs::exists(manifest); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  ASSERT_TRUE(fs::exists(manifest)) << slurp(err);
+  const std::size_t before = locked_requests(state().at("set_log")).size();
+  for (int i = 0; i < 400 && locked_requests(state().at("set_log")).size() < before + 6; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  kill(pid, SIGINT);
+  const Result stopped = finish(pid, out, err);
+  EXPECT_EQ(stopped.code, 130) << stopped.err;
+  EXPECT_GE(locked_requests(state().at("set_log")).size(), before + 6) << "interrupted mid-sequence";
+  expect_prior_state_back();
+}
+
 TEST_F(FakeNvml, ReadOnlyModeMakesNoSetterCall) {
   for (const auto& [args, extra_env] :
        std::vector<std::pair<std::vector<std::string>, std::map<std::string, std::string>>>{
