@@ -57,8 +57,9 @@ std::vector<ClockItem> parse_clock_items(const std::string& text) {
     if (ends.size() == 2) {
       const ClockItem item{parse_mhz(ends[0], "--freq"), parse_mhz(ends[1], "--freq"), true};
       if (item.low > item.high)
-        throw Error(ErrorKind::bad_argument, fmt::format("--freq range {} runs downwards", part),
-                    fmt::format("write the lower clock first: {}:{}", item.high, item.low));
+        throw Error(ErrorKind::bad_argument,
+                    fmt::format("--freq range {} runs downwards: did you mean {}:{}?", part, item.high, item.low),
+                    "write the lower clock first");
       items.push_back(item);
     } else if (ends.size() == 1) {
       const Mhz f = parse_mhz(part, "--freq");
