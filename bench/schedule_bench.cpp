@@ -65,7 +65,8 @@ void BM_Schedules(benchmark::State& state) {
     const RunState st = engine.run();
     const double host_cpu = process_cpu_seconds() - cpu0;
 
-    double measurements = 0, bytes = 0, detection_cpu = 0, true_sum_s = 0, windows = 0;
+    double measurements = 0, bytes = 0, detection_cpu = 0, true_sum_s = 0, windows = 0, pairs_s = 0, transits = 0,
+           retries = 0;
     std::vector<double> abs_us, err_us;
     std::ofstream csv;
     if (const char* dir = std::getenv("LATEST_BENCH_OUT")) {
@@ -88,6 +89,9 @@ void BM_Schedules(benchmark::State& state) {
       bytes += static_cast<double>(r.bytes);
       detection_cpu += r.host_cpu_seconds;
       windows += r.windows;
+      pairs_s += r.gpu_seconds;
+      transits += r.transits;
+      retries += r.capture_retries;
       if (csv)
         csv << fmt::format("{},{},{},{},{:.4f},{},{},{},{},{:.3f},{:.4f}\n", r.pair.init, r.pair.target, r.status,
                            r.rows.size(), r.gpu_seconds, r.windows, r.transits, r.capture_retries, r.bytes,
@@ -106,6 +110,9 @@ void BM_Schedules(benchmark::State& state) {
     state.counters["detection_cpu_s"] = detection_cpu;
     state.counters["GB_copied"] = bytes / 1e9;
     state.counters["windows"] = windows;
+    state.counters["pair_gpu_seconds"] = pairs_s;
+    state.counters["transits"] = transits;
+    state.counters["capture_retries"] = retries;
     state.counters["iteration_fmas"] = static_cast<double>(st.iteration_fmas);
     state.counters["capture_ms"] = st.capture_ms;
   }

@@ -146,7 +146,7 @@ nlohmann::json plan_json(const EngineSettings& s, const RunState& st, std::int64
     skipped.push_back({{"init_mhz", c.pair.init}, {"target_mhz", c.pair.target}, {"reason", describe(c.skip)}});
   }
   nlohmann::json j = {{"gpu_seconds", st.cost.planned_gpu_seconds},
-                      {"planning_gpu_seconds", st.cost.gpu_seconds},
+                      {"spent_gpu_seconds", st.cost.gpu_seconds},  // phase 1, the pilot and the sample
                       {"sampled_pairs", st.cost.sampled_pairs},
                       {"schedule", to_string(st.schedule)},
                       {"device", {{"name", st.device.name}, {"uuid", st.device.uuid}, {"index", st.device.index}}},
@@ -182,7 +182,7 @@ void print_plan(const nlohmann::json& plan) {
   fmt::print("GPU time: {} in all; phase 1, the pilot and a sample of {} pairs measured to their stop took {} of it "
              "just now (a run repeats them)\n",
              duration_text(plan["gpu_seconds"].get<double>()), plan["sampled_pairs"].get<int>(),
-             duration_text(plan["planning_gpu_seconds"].get<double>()));
+             duration_text(plan["spent_gpu_seconds"].get<double>()));
 }
 
 // What happened to a pair beyond its numbers: discarded measurements (and

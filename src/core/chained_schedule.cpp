@@ -102,18 +102,13 @@ void Engine::start_stream_at(Mhz init, std::int64_t fmas) {
 
 std::int64_t Engine::slice_fmas(ClockPair pair) {
   if (settings_.plan.iteration_fmas) return *settings_.plan.iteration_fmas;
-  double longest = 0;
-  for (const auto& [p, ms] : state_.pilot)
-    if (p.target == pair.target) longest = std::max(longest, ms);
+  const double longest = longest_pilot_into(pair.target);
   return std::max(state_.iteration_fmas, iteration_for(1.5 * (1 + settings_.settle_factor) * longest));
 }
 
 double Engine::initial_capture_ms(ClockPair pair) const {
-  double longest = 0;
-  for (const auto& [p, ms] : state_.pilot)
-    if (p.target == pair.target) longest = std::max(longest, ms);
-  if (longest == 0) return state_.capture_ms;
-  return capture_from_pilot(longest, settings_.plan);
+  const double longest = longest_pilot_into(pair.target);
+  return longest > 0 ? capture_from_pilot(longest, settings_.plan) : state_.capture_ms;
 }
 
 Engine::Attempt Engine::request_in_stream(ClockPair pair, const PairProgress& p) {

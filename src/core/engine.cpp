@@ -137,6 +137,13 @@ std::int64_t Engine::iteration_for(double capture_ms) {
   return iteration_fmas_for(capture_ms, ns_per_fma_, settings_.plan);
 }
 
+double Engine::longest_pilot_into(Mhz target) const {
+  double longest = 0;
+  for (const auto& [pair, ms] : state_.pilot)
+    if (pair.target == target) longest = std::max(longest, ms);
+  return longest;
+}
+
 double Engine::wakeup_for(Mhz init, int raises) const {
   double wake = settings_.plan.min_wakeup_ms;
   if (settings_.plan.wakeup_ms) {
@@ -146,8 +153,7 @@ double Engine::wakeup_for(Mhz init, int raises) const {
     // own wake-up, and the pilot's switches that ended at it.
     for (const auto& [key, cal] : calibrations_)
       if (key.first == init && cal.wakeup_ms) wake = std::max(wake, 2 * *cal.wakeup_ms);
-    for (const auto& [pair, ms] : state_.pilot)
-      if (pair.target == init) wake = std::max(wake, 2 * ms);
+    wake = std::max(wake, 2 * longest_pilot_into(init));
   }
   // Raised fourfold per failed try, for the next try only; never beyond the
   // longest capture.

@@ -325,6 +325,8 @@ class Engine {
   // (or the user's); each try after `initial_not_held` raises it, for the
   // tries of that measurement only, within a bound.
   double wakeup_for(Mhz init, int raises = 0) const;
+  // The pilot's longest switch into `target`, 0 where it measured none.
+  double longest_pilot_into(Mhz target) const;
   std::int64_t iteration_for(double capture_ms);
   void keep_traces(PairResult& result, const Attempt& attempt, int index);
   std::int64_t trace_bytes_ = 0;  // kept so far in the run

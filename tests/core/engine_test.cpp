@@ -162,10 +162,9 @@ TEST(Engine, BothSchedulesMeetTheBoundsAndChainedCostsFarLess) {
 // The plan (phase 1, the pilot, a sample of pairs measured to their stop,
 // then the model of planner.hpp) against what whole runs cost, on several
 // cards, seeds and clock sets, clusters and slow targets included: within
-// 25 %. (From the pilot's spread alone the plan was 23 to 41 % low here:
-// five measurements of one pair per target miss most pairs with several
-// latency clusters, which the RSE stop measures 50 to 275 times; hence the
-// sample. The cost model itself is checked by hand in planner_test.cpp.)
+// 25 %. (The pilot's spread alone plans low where it misses pairs with
+// several latency clusters; hence the sample. The cost model itself is
+// checked by hand in planner_test.cpp.)
 TEST(Engine, PlanIsWithinAQuarterOfWholeRuns) {
   struct Case {
     std::string profile;
