@@ -14,9 +14,11 @@ import ctypes
 import ctypes.util
 import os
 
-__all__ = ["LatencyTable", "TableError", "STATISTICS"]
+__all__ = ["LatencyTable", "TableError", "STATISTICS", "RULES", "Route", "Advice"]
 
 STATISTICS = ("min", "p05", "median", "mean", "p95", "p99", "max")
+RULES = {"break-even": 0, "3x": 1}
+_ROUTE_MAX_HOPS = 8
 _NAMES = {0: "ok", 1: "unreadable", 2: "invalid JSON", 3: "schema version", 4: "invalid table",
           5: "unknown pair", 6: "not measured", 7: "bad argument"}
 
@@ -49,6 +51,27 @@ _lib.latest_table_clocks.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_ui
 _lib.latest_table_matches_device.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint, ctypes.POINTER(ctypes.c_int)]
 _lib.latest_table_model.argtypes = [ctypes.c_void_p]
 _lib.latest_table_model.restype = ctypes.c_char_p
+
+
+class _CRoute(ctypes.Structure):
+    _fields_ = [("hops", ctypes.c_size_t), ("clocks_mhz", ctypes.c_uint * _ROUTE_MAX_HOPS),
+                ("wait_ms", ctypes.c_double * _ROUTE_MAX_HOPS), ("latency_ms", ctypes.c_double),
+                ("low_ms", ctypes.c_double), ("high_ms", ctypes.c_double), ("direct_ms", ctypes.c_double)]
+
+
+class _CCostModel(ctypes.Structure):
+    _fields_ = [("gain", ctypes.c_double), ("penalty", ctypes.c_double)]
+
+
+class _CAdvice(ctypes.Structure):
+    _fields_ = [("decision", ctypes.c_int), ("rule", ctypes.c_int), ("route", _CRoute), ("back", _CRoute),
+                ("latency_ms", ctypes.c_double), ("time_lost_ms", ctypes.c_double), ("min_interval_ms", ctypes.c_double)]
+
+
+_lib.latest_table_route.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint, ctypes.c_char_p, ctypes.c_double,
+                                    ctypes.POINTER(_CRoute)]
+_lib.latest_table_advise.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint, ctypes.c_double, ctypes.c_char_p,
+                                     ctypes.c_int, ctypes.POINTER(_CCostModel), ctypes.c_double, ctypes.POINTER(_CAdvice)]
 _lib.latest_status_text.argtypes = [ctypes.c_int]
 _lib.latest_status_text.restype = ctypes.c_char_p
 
@@ -59,6 +82,37 @@ class TableError(Exception):
     def __init__(self, status, message):
         super().__init__(message)
         self.status = status
+
+
+class Route:
+    """How to reach a clock: the clocks to request in order, the wait after
+    each (the hop's latency at the statistic), the predicted latency and
+    band, and the direct change's latency."""
+
+    def __init__(self, c):
+        self.clocks_mhz = list(c.clocks_mhz[:c.hops])
+        self.wait_ms = list(c.wait_ms[:c.hops])
+        self.latency_ms = c.latency_ms
+        self.low_ms = c.low_ms
+        self.high_ms = c.high_ms
+        self.direct_ms = c.direct_ms
+
+    @property
+    def detour(self):
+        return len(self.clocks_mhz) > 1
+
+
+class Advice:
+    """decision is "stay" or "switch"; rule "break-even" or "3x"."""
+
+    def __init__(self, c):
+        self.decision = "switch" if c.decision == 1 else "stay"
+        self.rule = "3x" if c.rule == 1 else "break-even"
+        self.route = Route(c.route)
+        self.back = Route(c.back)
+        self.latency_ms = c.latency_ms
+        self.time_lost_ms = c.time_lost_ms
+        self.min_interval_ms = c.min_interval_ms
 
 
 class LatencyTable:
@@ -104,6 +158,25 @@ class LatencyTable:
         self._check(_lib.latest_table_matches_device(self._handle, device.encode(), memory_mhz, ctypes.byref(out)),
                     "matches")
         return bool(out.value)
+
+    def route(self, from_mhz, to_mhz, statistic="p95", margin_ms=0.0):
+        """The fastest route; a detour only when it beats the direct change by more than margin_ms."""
+        out = _CRoute()
+        self._check(_lib.latest_table_route(self._handle, from_mhz, to_mhz, statistic.encode(), margin_ms,
+                                            ctypes.byref(out)), "%d -> %d MHz" % (from_mhz, to_mhz))
+        return Route(out)
+
+    def advise(self, from_mhz, to_mhz, phase_ms, statistic="p95", rule="break-even", gain=1.0, penalty=1.0,
+               margin_ms=0.0):
+        """Whether a phase of phase_ms pays the change from -> to (docs/table.md, "Advisor")."""
+        if rule not in RULES:
+            raise TableError(7, "unknown rule %r: one of %s" % (rule, ", ".join(RULES)))
+        out = _CAdvice()
+        model = _CCostModel(gain, penalty)
+        self._check(_lib.latest_table_advise(self._handle, from_mhz, to_mhz, phase_ms, statistic.encode(), RULES[rule],
+                                             ctypes.byref(model), margin_ms, ctypes.byref(out)),
+                    "%d -> %d MHz" % (from_mhz, to_mhz))
+        return Advice(out)
 
     @property
     def model(self):

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli/advisor_commands.hpp"
 #include "cli/analysis_commands.hpp"
 #include "cli/device_commands.hpp"
 #include "cli/measure_command.hpp"
@@ -27,7 +28,9 @@ constexpr const char* kDescription =
     "  latest selftest                                        emulated switching: measure a known latency\n"
     "  latest reset                                           restore clocks after a killed run\n"
     "  latest analyze DIR... / latest report DIR...           outliers, matrices, Table II; an HTML report\n"
-    "  latest table DIR... -o FILE                            the latency table runtime systems load\n\n"
+    "  latest table DIR... -o FILE                            the latency table runtime systems load\n"
+    "  latest advise --table T --from 1980 --to 990 --phase-ms 50   does a 50 ms phase pay the change?\n"
+    "  latest route --table T --from 1095 --to 1260            the fastest way, through other clocks if faster\n\n"
     "Exit codes: 0 ok, 1 internal error, 2 bad argument, 3 not supported, 4 no permission,\n"
     "6 device not found, 9 driver or NVML missing, 15 GPU lost, 19 GPU in use by another run or\n"
     "process, 130 interrupted (clocks restored).";
@@ -52,6 +55,9 @@ int main(int argc, char** argv) {
   latest::cli::add_report_command(app, report);
   latest::cli::AnalyzeOptions table;
   latest::cli::add_table_command(app, table);
+  latest::cli::AdvisorOptions advise, route;
+  latest::cli::add_advise_command(app, advise);
+  latest::cli::add_route_command(app, route);
   // After the subcommands: they would inherit it, and it is the measurement's.
   app.footer("Results: one CSV per pair (<init>_<target>_<host>_<gpu>.csv) and manifest.json in --output.");
   app.require_subcommand(0, 1);
@@ -73,6 +79,8 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("analyze")) return latest::cli::run_analyze(analyze);
     if (app.got_subcommand("report")) return latest::cli::run_report(report);
     if (app.got_subcommand("table")) return latest::cli::run_table(table);
+    if (app.got_subcommand("advise")) return latest::cli::run_advise(advise);
+    if (app.got_subcommand("route")) return latest::cli::run_route(route);
     return latest::cli::run_measure(measure);
   } catch (const Error& e) {
     fmt::print(stderr, "latest: error: {}\n", e.what());

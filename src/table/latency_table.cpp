@@ -3,6 +3,8 @@
 // library, and the C API only C.
 #include <latest/latency_table.h>
 
+#include "table/table_data.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -16,22 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace {
-using nlohmann::json;
-
-constexpr std::array<const char*, 7> kStatistics = {"min", "p05", "median", "mean", "p95", "p99", "max"};
-using Stats = std::array<double, kStatistics.size()>;
-
-struct Entry {
-  bool measured = false;
-  Stats switching{}, transition{};
-};
-
-// A load that failed: the status and the message.
-struct Failure {
-  int status;
-  std::string what;
-};
+namespace latest::table_detail {
 
 int statistic_index(const char* name) {
   if (!name) return -1;
@@ -40,15 +27,31 @@ int statistic_index(const char* name) {
   return -1;
 }
 
-}  // namespace
+int lookup(const latest_table* t, unsigned a, unsigned b, int k, double* out, bool transition) {
+  if (!t || !out || k < 0 || k >= static_cast<int>(kStatistics.size())) return LATEST_ERR_BAD_ARGUMENT;
+  const auto it = t->pairs.find({a, b});
+  if (it == t->pairs.end())
+    return std::binary_search(t->clocks.begin(), t->clocks.end(), a) && std::binary_search(t->clocks.begin(), t->clocks.end(), b) && a != b
+               ? LATEST_ERR_NOT_MEASURED  // both clocks listed, the pair not: never measured
+               : LATEST_ERR_UNKNOWN_PAIR;
+  if (!it->second.measured) return LATEST_ERR_NOT_MEASURED;
+  *out = (transition ? it->second.transition : it->second.switching)[static_cast<std::size_t>(k)];
+  return LATEST_OK;
+}
 
-struct latest_table {
-  std::string model;
-  std::vector<std::string> uuids;
-  std::vector<unsigned> memory_mhz;
-  std::vector<unsigned> clocks;
-  std::map<std::pair<unsigned, unsigned>, Entry> pairs;
+}  // namespace latest::table_detail
+
+namespace {
+using nlohmann::json;
+using namespace latest::table_detail;
+
+// A load that failed: the status and the message.
+struct Failure {
+  int status;
+  std::string what;
 };
+
+}  // namespace
 
 namespace {
 
@@ -159,19 +162,6 @@ void write_error(char* err, std::size_t len, const std::string& what) {
   err[n] = '\0';
 }
 
-int lookup(const latest_table* t, unsigned a, unsigned b, const char* statistic, double* out, bool transition) {
-  const int k = statistic_index(statistic);
-  if (!t || !out || k < 0) return LATEST_ERR_BAD_ARGUMENT;
-  const auto it = t->pairs.find({a, b});
-  if (it == t->pairs.end())
-    return std::binary_search(t->clocks.begin(), t->clocks.end(), a) && std::binary_search(t->clocks.begin(), t->clocks.end(), b) && a != b
-               ? LATEST_ERR_NOT_MEASURED  // both clocks listed, the pair not: never measured
-               : LATEST_ERR_UNKNOWN_PAIR;
-  if (!it->second.measured) return LATEST_ERR_NOT_MEASURED;
-  *out = (transition ? it->second.transition : it->second.switching)[static_cast<std::size_t>(k)];
-  return LATEST_OK;
-}
-
 }  // namespace
 
 namespace latest::table_detail {
@@ -180,7 +170,7 @@ int parse_for_fuzzing(const std::string& text) {
   try {
     const latest_table t = parse_text(text, "fuzz input");
     double v = 0;
-    for (const auto& [k, e] : t.pairs) lookup(&t, k.first, k.second, "p99", &v, false);
+    for (const auto& [k, e] : t.pairs) lookup(&t, k.first, k.second, statistic_index("p99"), &v, false);
     return LATEST_OK;
   } catch (const Failure& f) {
     return f.status;
@@ -213,12 +203,12 @@ void latest_table_free(latest_table* t) { delete t; }
 
 int latest_table_latency_ms(const latest_table* t, unsigned init_mhz, unsigned target_mhz, const char* statistic,
                             double* out_ms) {
-  return lookup(t, init_mhz, target_mhz, statistic, out_ms, false);
+  return lookup(t, init_mhz, target_mhz, statistic_index(statistic), out_ms, false);
 }
 
 int latest_table_transition_ms(const latest_table* t, unsigned init_mhz, unsigned target_mhz, const char* statistic,
                                double* out_ms) {
-  return lookup(t, init_mhz, target_mhz, statistic, out_ms, true);
+  return lookup(t, init_mhz, target_mhz, statistic_index(statistic), out_ms, true);
 }
 
 int latest_table_clocks(const latest_table* t, unsigned* out, size_t capacity, size_t* count) {
