@@ -33,56 +33,6 @@ int min_measurements(const MeasureOptions& o) {
   return o.min_measurements.value_or(std::min(kDefaultMinMeasurements, o.max_measurements));
 }
 
-void validate(const MeasureOptions& o) {
-  if (!(o.rse > 0 && o.rse < 1))
-    throw Error(ErrorKind::bad_argument, fmt::format("--rse {} is outside (0, 1)", o.rse), "e.g. --rse 0.05 for 5 %");
-  if (min_measurements(o) < 1 || o.max_measurements < 1)
-    throw Error(ErrorKind::bad_argument, "--min-measurements and --max-measurements must be at least 1");
-  if (min_measurements(o) > o.max_measurements)
-    throw Error(ErrorKind::bad_argument,
-                fmt::format("--min-measurements {} is more than --max-measurements {}", min_measurements(o),
-                            o.max_measurements),
-                "make the minimum at most the maximum");
-  if (o.max_band_overlap < 0 || o.max_band_overlap > 1)
-    throw Error(ErrorKind::bad_argument, "--max-band-overlap must lie in [0, 1]");
-  if (o.iteration_fmas && *o.iteration_fmas < 1) throw Error(ErrorKind::bad_argument, "--iteration-fmas must be positive");
-  if (o.max_records < 4096) throw Error(ErrorKind::bad_argument, "--max-records must be at least 4096");
-  if (o.backend.clock_api != "locked" && o.backend.clock_api != "application")
-    throw Error(ErrorKind::bad_argument, fmt::format("unknown --clock-api '{}'", o.backend.clock_api), "use locked or application");
-  if (o.backend.warps < 1 || o.backend.warps > 32) throw Error(ErrorKind::bad_argument, "--warps must lie in 1..32");
-  for (auto v : {o.capture_ms, o.wakeup_ms})
-    if (v && !(*v > 0)) throw Error(ErrorKind::bad_argument, "--capture-ms and --wakeup-ms must be positive");
-  if (!(o.max_capture_ms > 0)) throw Error(ErrorKind::bad_argument, "--max-capture-ms must be positive");
-  if (o.detector != "auto") parse_detector(o.detector);
-}
-
-EngineSettings engine_settings(const MeasureOptions& o, const std::vector<Mhz>& clocks,
-                               const std::vector<ClockPair>& pairs, bool simulated) {
-  EngineSettings s;
-  s.clocks = clocks;
-  s.pairs = pairs;
-  s.rse = o.rse;
-  s.min_measurements = min_measurements(o);
-  s.max_measurements = o.max_measurements;
-  s.max_band_overlap = o.max_band_overlap;
-  s.include_inseparable = o.include_inseparable;
-  s.save_traces = o.save_traces;
-  // On a real GPU the first measurements of each pair (and every misfit)
-  // keep their traces by default: evidence of what a real card does.
-  s.trace_first = o.trace_first.value_or(simulated ? 0 : 3);
-  s.plan.iteration_fmas = o.iteration_fmas;
-  s.plan.capture_ms = o.capture_ms;
-  s.plan.wakeup_ms = o.wakeup_ms;
-  s.plan.max_capture_ms = o.max_capture_ms;
-  s.plan.max_recorded_iterations = o.max_records;
-  // auto: the pooled detector where it is proven (the simulator), the
-  // paper's on real GPUs until the pooled one passes the emulated check
-  // there (docs/hardware/h200.md).
-  s.detector = o.detector == "auto" ? (simulated ? Detector::pooled : Detector::paper) : parse_detector(o.detector);
-  s.schedule = o.schedule == "paper" ? Schedule::paper : Schedule::chained;
-  return s;
-}
-
 nlohmann::json settings_json(const EngineSettings& s, const MeasureOptions& o) {
   auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
   return {{"freq_mhz", s.clocks},
@@ -249,6 +199,57 @@ void print_summary(const SessionResult& session, const std::string& dir) {
 
 }  // namespace
 
+void validate(const MeasureOptions& o) {
+  if (!(o.rse > 0 && o.rse < 1))
+    throw Error(ErrorKind::bad_argument, fmt::format("--rse {} is outside (0, 1)", o.rse), "e.g. --rse 0.05 for 5 %");
+  if (min_measurements(o) < 1 || o.max_measurements < 1)
+    throw Error(ErrorKind::bad_argument, "--min-measurements and --max-measurements must be at least 1");
+  if (min_measurements(o) > o.max_measurements)
+    throw Error(ErrorKind::bad_argument,
+                fmt::format("--min-measurements {} is more than --max-measurements {}", min_measurements(o),
+                            o.max_measurements),
+                "make the minimum at most the maximum");
+  if (o.max_band_overlap < 0 || o.max_band_overlap > 1)
+    throw Error(ErrorKind::bad_argument, "--max-band-overlap must lie in [0, 1]");
+  if (o.iteration_fmas && *o.iteration_fmas < 1) throw Error(ErrorKind::bad_argument, "--iteration-fmas must be positive");
+  if (o.max_records < 4096) throw Error(ErrorKind::bad_argument, "--max-records must be at least 4096");
+  if (o.backend.clock_api != "locked" && o.backend.clock_api != "application")
+    throw Error(ErrorKind::bad_argument, fmt::format("unknown --clock-api '{}'", o.backend.clock_api), "use locked or application");
+  if (o.backend.warps < 1 || o.backend.warps > 32) throw Error(ErrorKind::bad_argument, "--warps must lie in 1..32");
+  for (auto v : {o.capture_ms, o.wakeup_ms})
+    if (v && !(*v > 0)) throw Error(ErrorKind::bad_argument, "--capture-ms and --wakeup-ms must be positive");
+  if (!(o.max_capture_ms > 0)) throw Error(ErrorKind::bad_argument, "--max-capture-ms must be positive");
+  if (o.detector != "auto") parse_detector(o.detector);
+}
+
+EngineSettings engine_settings(const MeasureOptions& o, const std::vector<Mhz>& clocks,
+                               const std::vector<ClockPair>& pairs, bool simulated) {
+  EngineSettings s;
+  s.clocks = clocks;
+  s.pairs = pairs;
+  s.rse = o.rse;
+  s.min_measurements = min_measurements(o);
+  s.max_measurements = o.max_measurements;
+  s.max_band_overlap = o.max_band_overlap;
+  s.include_inseparable = o.include_inseparable;
+  s.save_traces = o.save_traces;
+  // On a real GPU the first measurements of each pair (and every misfit)
+  // keep their traces by default: evidence of what a real card does.
+  s.trace_first = o.trace_first.value_or(simulated ? 0 : 3);
+  s.plan.iteration_fmas = o.iteration_fmas;
+  s.plan.capture_ms = o.capture_ms;
+  s.plan.wakeup_ms = o.wakeup_ms;
+  s.plan.max_capture_ms = o.max_capture_ms;
+  s.plan.max_recorded_iterations = o.max_records;
+  // auto: the pooled detector where it is proven (the simulator), the
+  // paper's on real GPUs until the pooled one passes the emulated check
+  // there (docs/hardware/h200.md).
+  s.detector = o.detector == "auto" ? (simulated ? Detector::pooled : Detector::paper) : parse_detector(o.detector);
+  s.schedule = o.schedule == "paper" ? Schedule::paper : Schedule::chained;
+  return s;
+}
+
+
 void add_device_options(CLI::App& app, BackendOptions& o) {
   app.add_option("--clock-control", o.clock_control,
                  "who changes clocks: auto (the backend's own), sim, or nvml (real NVML with any workload)")
@@ -322,10 +323,18 @@ void add_measure_options(CLI::App& app, MeasureOptions& o) {
   expert->add_option("--sim-ramp", o.backend.sim_ramp,
                      "simulator: every switch takes this ramp shape (four-steps, the default; steps, linear, "
                      "overshoot, stall, slow-approach)");
+  auto* routes = app.add_option_group("Routes (docs/table.md)");
+  routes->add_option("--measure-route", o.measure_route,
+                     "measure a route end to end, e.g. 1095,1980,1260: each clock requested once the table's latency "
+                     "of the hop before has passed; the direct change is measured beside it");
+  routes->add_option("--table", o.table, "with --measure-route: the latency table the waits come from");
+  routes->add_option("--statistic", o.statistic, "with --measure-route: the table's statistic for the waits")
+      ->capture_default_str();
   add_device_options(*app.add_option_group("Device and safety"), o.backend);
 }
 
 int run_measure(const MeasureOptions& o) {
+  if (!o.measure_route.empty()) return run_measure_route(o);
   if (o.freq.empty())
     throw Error(ErrorKind::bad_argument, "--freq is required: which clocks to measure between",
                 "e.g. latest --freq 600,900,1200,1500 (see latest --help)");

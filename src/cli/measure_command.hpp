@@ -33,6 +33,10 @@ struct MeasureOptions {
   std::int64_t max_records = 32768;
   std::string detector = "auto";
   std::string schedule = "chained";
+  // --measure-route A,M,...,B with the table whose latencies set the waits.
+  std::string measure_route;
+  std::string table;
+  std::string statistic = "p95";
   BackendOptions backend;
 };
 
@@ -42,5 +46,11 @@ void add_device_options(CLI::App& app, BackendOptions& options);
 // Adds the measurement options to `app` (the top-level command).
 void add_measure_options(CLI::App& app, MeasureOptions& options);
 int run_measure(const MeasureOptions& options);
+// The same options, for --measure-route (measure_route.cpp).
+int run_measure_route(const MeasureOptions& options);
+// Settings shared by both: the options as the engine takes them.
+EngineSettings engine_settings(const MeasureOptions& o, const std::vector<Mhz>& clocks,
+                               const std::vector<ClockPair>& pairs, bool simulated);
+void validate(const MeasureOptions& o);
 
 }  // namespace latest::cli

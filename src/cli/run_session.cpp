@@ -65,6 +65,35 @@ RunState plan_session(Backends& backends, const EngineSettings& settings) {
   return engine.plan();
 }
 
+RouteRun route_session(Backends& backends, const EngineSettings& settings, const std::vector<RouteRequest>& routes,
+                       const std::vector<std::string>& names, const std::string& progress) {
+  // A line per route as it finishes. The engine's progress comes right
+  // before a route's last measurement is kept, so it names the route.
+  class RouteProgress final : public RunObserver {
+   public:
+    RouteProgress(const std::vector<std::string>& names, ProgressMode mode) : names_(names), mode_(mode) {}
+    void progress(const Progress& p) override { current_ = p.pair_number; }
+    void pair_finished(const PairResult& r, const RunState&) override {
+      if (mode_ == ProgressMode::none || current_ == 0 || current_ > names_.size()) return;
+      if (r.reason.skipped())
+        fmt::print(stderr, "latest: route {}/{} {}: skipped: {}\n", current_, names_.size(), names_[current_ - 1],
+                   describe(r.reason));
+      else
+        fmt::print(stderr, "latest: route {}/{} {}: n={} RSE {:.1f}%\n", current_, names_.size(), names_[current_ - 1],
+                   r.rows.size(), r.rse * 100);
+    }
+
+   private:
+    const std::vector<std::string>& names_;
+    ProgressMode mode_;
+    std::size_t current_ = 0;
+  } observer(names, parse_progress_mode(progress, isatty(STDERR_FILENO) != 0));
+  install_stop_handlers();
+  RestoreOnExit restore{backends.guard.get()};
+  Engine engine(*backends.workload, *backends.clocks, settings, observer, stop_requested);
+  return engine.measure_routes(routes);
+}
+
 std::string duration_text(double seconds) {
   const auto s = static_cast<long>(std::lround(seconds));
   return s >= 3600 ? fmt::format("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60) : fmt::format("{}:{:02}", s / 60, s % 60);

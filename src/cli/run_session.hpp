@@ -26,6 +26,11 @@ SessionResult run_session(Backends& backends, const EngineSettings& settings, co
 // restored after.
 RunState plan_session(Backends& backends, const EngineSettings& settings);
 
+// Routes measured end to end (--measure-route), with progress, stop
+// signals and the clocks restored as for a run.
+RouteRun route_session(Backends& backends, const EngineSettings& settings, const std::vector<RouteRequest>& routes,
+                       const std::vector<std::string>& names, const std::string& progress = "auto");
+
 std::string duration_text(double seconds);
 
 }  // namespace latest::cli

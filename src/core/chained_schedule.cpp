@@ -111,7 +111,7 @@ double Engine::initial_capture_ms(ClockPair pair) const {
   return longest > 0 ? capture_from_pilot(longest, settings_.plan) : state_.capture_ms;
 }
 
-Engine::Attempt Engine::request_in_stream(ClockPair pair, const PairProgress& p) {
+Engine::Attempt Engine::request_in_stream(ClockPair pair, const PairProgress& p, const std::vector<RouteHop>& via) {
   check_stop();
   TimeSource& time = workload_.time();
   const std::int64_t fmas = stream_fmas_;
@@ -129,9 +129,19 @@ Engine::Attempt Engine::request_in_stream(ClockPair pair, const PairProgress& p)
   std::vector<std::size_t> at_request;
   for (const auto& sm : slice) at_request.push_back(sm.duration_ns.size());
 
+  // A route requests its clocks in turn, each once the wait after the one
+  // before has passed; the measurement runs from the first request.
+  // t_r ends the first call (its latency is the call's, not the route's).
   const Nanos t_s = time.now_ns();
-  set_clock(pair.target, t_s);
-  const Nanos t_r = time.now_ns();
+  Nanos hop_at = t_s, t_r = 0;
+  for (const RouteHop& hop : via) {
+    set_clock(hop.clock, hop_at);
+    if (t_r == 0) t_r = time.now_ns();
+    time.sleep_until(hop_at + static_cast<Nanos>(hop.wait_ms * 1e6));
+    hop_at = time.now_ns();
+  }
+  set_clock(pair.target, hop_at);
+  if (t_r == 0) t_r = time.now_ns();
   const Telemetry tel = clocks_.telemetry();
 
   const double confirm_ns = static_cast<double>(plan.confirmation_iterations) * ct.pooled.iteration.mean;
@@ -168,6 +178,8 @@ Engine::Attempt Engine::request_in_stream(ClockPair pair, const PairProgress& p)
       const TimerSync after = synchronize();
       a.records.sms = slice;
       detect(a, pair, fmas, before, after, t_s, t_r, tel);
+      // A known truth is the last request's: a route's starts at its first.
+      if (a.row.truth) a.row.truth->switching_ms += static_cast<double>(hop_at - t_s) / 1e6;
       const MeasurementOutcome o = a.measurement.outcome;
       if (o == MeasurementOutcome::initial_not_held) break;
       if ((full || timed_out) && o != MeasurementOutcome::accepted) {
@@ -199,16 +211,6 @@ Engine::Attempt Engine::request_in_stream(ClockPair pair, const PairProgress& p)
 
 std::vector<PairResult> Engine::measure_chained(const std::vector<ClockPair>& group, std::size_t first_number,
                                                 std::size_t count) {
-  // Whatever ends the group, its launch ends with it.
-  struct StopOnExit {
-    Engine& engine;
-    ~StopOnExit() {
-      try {
-        engine.stop_stream();
-      } catch (...) {  // unwinding already; the run's own error is the one to report
-      }
-    }
-  } stop_on_exit{*this};
   std::vector<PairProgress> pairs(group.size());
   for (std::size_t i = 0; i < group.size(); ++i) {
     PairProgress& p = pairs[i];
@@ -219,6 +221,20 @@ std::vector<PairResult> Engine::measure_chained(const std::vector<ClockPair>& gr
     p.fmas = p.usual_fmas = slice_fmas(group[i]);
     observer_.pair_started(group[i], p.number, count);
   }
+  return run_chained(pairs, count);
+}
+
+std::vector<PairResult> Engine::run_chained(std::vector<PairProgress>& pairs, std::size_t count) {
+  // Whatever ends the group, its launch ends with it.
+  struct StopOnExit {
+    Engine& engine;
+    ~StopOnExit() {
+      try {
+        engine.stop_stream();
+      } catch (...) {  // unwinding already; the run's own error is the one to report
+      }
+    }
+  } stop_on_exit{*this};
   std::vector<PairResult> finished;
   const auto finish = [&](PairProgress& p) {
     p.done = true;
@@ -228,9 +244,16 @@ std::vector<PairResult> Engine::measure_chained(const std::vector<ClockPair>& gr
   };
   Nanos mark = workload_.time().now_ns();
   for (;;) {
+    // One that starts where the clock is, the least measured of those (routes
+    // of one pair take turns); else the first left.
     PairProgress* next = nullptr;
-    for (auto& p : pairs)
-      if (!p.done && (next == nullptr || p.result.pair.init == stream_clock_)) next = &p;
+    for (auto& p : pairs) {
+      if (p.done) continue;
+      const bool here = p.result.pair.init == stream_clock_;
+      if (next == nullptr || (here && (next->result.pair.init != stream_clock_ ||
+                                       p.result.rows.size() < next->result.rows.size())))
+        next = &p;
+    }
     if (next == nullptr) return finished;
     const ClockPair pair = next->result.pair;
     try {
@@ -238,9 +261,9 @@ std::vector<PairResult> Engine::measure_chained(const std::vector<ClockPair>& gr
       for (const auto& p : pairs)
         if (!p.done) fmas = std::max(fmas, p.fmas);
       if (stream_clock_ == 0 || stream_fmas_ != fmas) {
-        for (const auto& g : group) {  // phase 1 needs the GPU to itself: before the launch
-          calibration(g.init, fmas);
-          calibration(g.target, fmas);
+        for (const auto& p : pairs) {  // phase 1 needs the GPU to itself: before the launch
+          calibration(p.result.pair.init, fmas);
+          calibration(p.result.pair.target, fmas);
         }
         start_stream_at(pair.init, fmas);
         next->result.wakeup_ms = state_.settle_ms.back();
@@ -259,7 +282,7 @@ std::vector<PairResult> Engine::measure_chained(const std::vector<ClockPair>& gr
         continue;
       }
       const Nanos requested = workload_.time().now_ns();
-      Attempt a = request_in_stream(pair, *next);
+      Attempt a = request_in_stream(pair, *next, next->via);
       PairResult& r = next->result;
       ++r.windows;
       r.bytes += a.records.bytes;

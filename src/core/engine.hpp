@@ -199,6 +199,24 @@ struct RunState {
 inline constexpr std::int64_t kTraceRowBytes = 40;
 std::int64_t trace_bytes_per_measurement(const EngineSettings& s, int sm_count);
 
+// A route measured end to end (--measure-route), the way a runtime takes
+// it: each clock of `via` is requested in turn, the next once the wait after
+// it has passed, then the target. One measurement runs from the first
+// request until every SM runs at the target and stays there.
+struct RouteHop {
+  Mhz clock = 0;
+  double wait_ms = 0;
+};
+struct RouteRequest {
+  ClockPair pair;              // the route's first and last clock
+  std::vector<RouteHop> via;   // empty: the direct change
+  double expected_ms = 0;      // the longest it may take: sizes the capture and the iteration
+};
+struct RouteRun {
+  RunState state;
+  std::vector<PairResult> results;  // one per route, in the order given
+};
+
 struct Progress {
   std::size_t pair_number = 0;  // 1-based
   std::size_t pair_count = 0;
@@ -232,6 +250,9 @@ class Engine {
   // (measured to their stop and reported like a run's): the state with its
   // cost plan (RunState::cost).
   RunState plan(const std::set<std::pair<Mhz, Mhz>>& done = {});
+  // Measures routes in one chained launch, taking turns, each to the RSE
+  // stop. Needs a workload that streams (ErrorKind::not_supported else).
+  RouteRun measure_routes(const std::vector<RouteRequest>& routes);
 
  private:
   // Everything before the pairs are measured; returns those to measure.
@@ -268,6 +289,7 @@ class Engine {
     // single switch outran the longest window.
     double usual_capture_ms = 0;
     std::int64_t usual_fmas = 0;
+    std::vector<RouteHop> via;  // a route's clocks before the target
     bool done = false;
   };
   // Keeps an accepted measurement (traces, throttle checks, the RSE stop);
@@ -284,7 +306,8 @@ class Engine {
   // of clocks in one launch, alternating.
   std::vector<PairResult> measure_chained(const std::vector<ClockPair>& group, std::size_t first_number,
                                          std::size_t count);
-  Attempt request_in_stream(ClockPair pair, const PairProgress& p);
+  std::vector<PairResult> run_chained(std::vector<PairProgress>& pairs, std::size_t count);
+  Attempt request_in_stream(ClockPair pair, const PairProgress& p, const std::vector<RouteHop>& via = {});
   void start_stream_at(Mhz init, std::int64_t fmas);
   // Every SM's last confirmation length of records (after `from`, per SM)
   // at this clock's calibrated rate, within half the step to its neighbour.

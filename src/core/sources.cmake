@@ -8,5 +8,6 @@ set(LATEST_CORE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/planner.cpp
   ${CMAKE_CURRENT_LIST_DIR}/engine.cpp
   ${CMAKE_CURRENT_LIST_DIR}/chained_schedule.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/route_measurement.cpp
   ${CMAKE_CURRENT_LIST_DIR}/accuracy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/selftest.cpp)
