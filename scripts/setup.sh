@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Installs every build and test dependency of LATEST from Debian 12 packages.
-# Safe to run twice: apt-get skips what is already installed.
+# Installs every build and test dependency of LATEST: Debian 12 packages, and
+# the report's charting library as the pinned npm packages of
+# src/report/charting/package-lock.json. Safe to run twice: what is there
+# already is kept.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 packages=(
   cmake g++ make
   libcli11-dev libfmt-dev nlohmann-json3-dev libboost-dev
@@ -9,18 +12,34 @@ packages=(
   python3-sklearn chromium
   clang libclang-rt-14-dev pkgconf
 )
+# Node.js and npm only to install the charting library; a newer one already
+# on PATH serves as well.
+command -v npm >/dev/null || packages+=(nodejs npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup: all dependencies present"
-  exit 0
+  echo "setup: all Debian packages present"
+else
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-echo "setup: installing ${missing[*]}"
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+
+# The charting library, from the lock file (npm ci), when it is missing or
+# the lock file changed since. Without a registry (the GPU machine) the
+# build still works and reports say they have no figures.
+charting=src/report/charting
+if [ ! -f "$charting/node_modules/.package-lock.json" ] || [ "$charting/package-lock.json" -nt "$charting/node_modules/.package-lock.json" ]; then
+  echo "setup: installing the report's charting library (npm ci in $charting)"
+  if ! npm ci --prefix "$charting" --no-audit --no-fund --loglevel=error; then
+    echo "setup: warning: the charting library could not be installed; reports will have tables but no figures" >&2
+  fi
+else
+  echo "setup: charting library present"
+fi
 echo "setup: done"

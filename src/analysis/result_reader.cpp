@@ -106,6 +106,8 @@ PairMeasurements read_pair_csv(const fs::path& file, ClockPair pair) {
     m.paper_switching_ms.push_back(columns == 15 && !fields[12].empty()
                                        ? latency(fields[12], file, line_no, "paper_switching_latency_ms")
                                        : std::numeric_limits<double>::quiet_NaN());
+    m.true_switching_ms.push_back(fields[10].empty() ? std::numeric_limits<double>::quiet_NaN()
+                                                     : latency(fields[10], file, line_no, "true_latency_ms"));
   }
   if (line_no == 0) bad(file, 1, "the file is empty");
   return m;
@@ -196,6 +198,7 @@ std::vector<GpuResults> read_results(const std::vector<fs::path>& dirs) {
         into.transition_ms.insert(into.transition_ms.end(), m.transition_ms.begin(), m.transition_ms.end());
         into.paper_switching_ms.insert(into.paper_switching_ms.end(), m.paper_switching_ms.begin(),
                                        m.paper_switching_ms.end());
+        into.true_switching_ms.insert(into.true_switching_ms.end(), m.true_switching_ms.begin(), m.true_switching_ms.end());
       }
       g.skipped.erase(k);
     }

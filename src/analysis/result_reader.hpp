@@ -21,6 +21,9 @@ struct PairMeasurements {
   // The paper's detector on the same records (schema 2; NaN where it found
   // nothing, and for schema 1, whose detector was the paper's).
   std::vector<double> paper_switching_ms;
+  // The known truth where the backend had one (the simulator, emulated
+  // switching); NaN elsewhere.
+  std::vector<double> true_switching_ms;
 };
 
 // Everything measured on one GPU (one host and UUID), possibly from several

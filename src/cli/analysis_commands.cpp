@@ -147,6 +147,7 @@ int run_analyze(const AnalyzeOptions& o) {
   check_output(out);
   analysis::write_analysis(a, out);
   write_tables(a, filter, o.outlier_filter, out);
+  report::write_figures(report::report_figures(a), out / "figures");
   fmt::print("{}analysis in {}\n", analysis::summary_text(a), out.string());
   return 0;
 }
@@ -158,6 +159,9 @@ int run_report(const AnalyzeOptions& o) {
   check_output(out.has_parent_path() ? out.parent_path() : fs::path("."));
   report::write_report(a, out);
   fmt::print("report: {}\n", out.string());
+  if (!report::has_charting_library())
+    fmt::print(stderr, "latest: this build has no charting library, so the report has tables but no figures: run "
+                       "scripts/setup.sh (it installs the library with npm), rebuild, and run latest report again\n");
   return 0;
 }
 
@@ -165,6 +169,7 @@ void analyse_and_report(const std::string& dir) {
   const analysis::Analysis a = analysis::analyse({fs::path(dir)});
   analysis::write_analysis(a, fs::path(dir) / "analysis");
   write_tables(a, {}, "settled", fs::path(dir) / "analysis");
+  report::write_figures(report::report_figures(a), fs::path(dir) / "analysis" / "figures");
   report::write_report(a, fs::path(dir) / "report.html");
 }
 

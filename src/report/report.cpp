@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "report/charting_library.hpp"
 #include "results/atomic_file.hpp"
 
 namespace latest::report {
@@ -24,7 +25,13 @@ double median_of(std::vector<double> xs) {
   return n % 2 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
 }
 
-json gpu_json(const GpuAnalysis& g, const json& summary, const json& matrices) {
+json figures_json(const std::vector<Figure>& figures) {
+  json out = json::array();
+  for (const auto& f : figures) out.push_back({{"id", f.id}, {"caption", f.caption}, {"spec", f.spec}});
+  return out;
+}
+
+json gpu_json(const GpuAnalysis& g, std::size_t index, const json& summary, const json& matrices) {
   const GpuResults& r = *g.results;
   // Per pair from the runs' manifests: misfit counts and the trace file.
   std::map<std::pair<Mhz, Mhz>, json> misfits, pair_events;
@@ -54,12 +61,9 @@ json gpu_json(const GpuAnalysis& g, const json& summary, const json& matrices) {
     std::vector<double> own, paper;  // measurements both detectors dated
     for (std::size_t i = 0; i < m.switching_ms.size(); ++i)
       if (std::isfinite(m.paper_switching_ms[i])) own.push_back(m.switching_ms[i]), paper.push_back(m.paper_switching_ms[i]);
-    // 0.1 us is finer than any iteration; rounding keeps a full matrix's page small.
-    std::vector<double> values;
-    values.reserve(m.switching_ms.size());
-    for (double v : m.switching_ms) values.push_back(std::round(v * 1e4) / 1e4);
-    pairs.push_back({{"init", p.pair.init}, {"target", p.pair.target}, {"values", values},
-                     {"index", m.index}, {"labels", p.clustering.labels}, {"outliers", p.clustering.noise},
+    // The measurements themselves are in the scatter figure's data.
+    pairs.push_back({{"init", p.pair.init}, {"target", p.pair.target}, {"n", m.switching_ms.size()},
+                     {"outliers", p.clustering.noise},
                      {"clusters", p.clustering.clusters}, {"silhouette", num(p.clustering.silhouette)},
                      {"flagged", p.clustering.flagged}, {"min", num(p.filtered.min)}, {"median", num(p.filtered.median)},
                      {"mean", num(p.filtered.mean)}, {"max", num(p.filtered.max)},
@@ -86,7 +90,7 @@ json gpu_json(const GpuAnalysis& g, const json& summary, const json& matrices) {
     const json dev = m.value("device", json::object());
     const json sync = m.value("timer_sync", json::object());
     runs.push_back({{"dir", r.dirs[i].string()},
-                    {"text", fmt::format("latest {}, backend {}, status {}, started {}, PCI {}, sync uncertainty ≤ {} us, drift {} ppm",
+                    {"text", fmt::format("latest {}, backend {}, status {}, started {}, PCI {}, sync uncertainty ≤ {:.2f} µs, drift {:.2f} ppm",
                                          m.value("tool", json::object()).value("version", "?"), dev.value("backend", "?"),
                                          m.value("status", "?"), m.value("started_utc", "?"), dev.value("pci_bus_id", "?"),
                                          sync.value("max_uncertainty_us", 0.0), sync.value("drift_ppm", 0.0))}});
@@ -94,7 +98,8 @@ json gpu_json(const GpuAnalysis& g, const json& summary, const json& matrices) {
   return {{"host", r.host}, {"uuid", r.uuid}, {"name", r.name}, {"clocks", g.clocks},
           {"min", matrices.at("min_ms")}, {"max", matrices.at("max_ms")},
           {"pairs", pairs}, {"skipped", skipped}, {"missing", missing}, {"calibration", calibration},
-          {"throttle_events", events}, {"runs", runs}, {"summary", summary}};
+          {"throttle_events", events}, {"runs", runs}, {"summary", summary},
+          {"figures", figures_json(gpu_figures(g, index, matrices))}};
 }
 
 // For each model with two or more GPUs: range matrices and the widest pairs.
@@ -134,7 +139,7 @@ json models_json(const Analysis& a) {
     }
     std::sort(spreads.begin(), spreads.end(), [](const auto& l, const auto& r) { return l.first > r.first; });
     json widest = json::array(), names = json::array();
-    for (const auto* g : gpus) names.push_back(g->results->host + "/" + g->results->uuid.substr(0, 12));
+    for (const auto* g : gpus) names.push_back(g->results->host + "/" + g->results->uuid);  // cards of one host differ late in the UUID
     for (std::size_t i = 0; i < std::min<std::size_t>(5, spreads.size()); ++i) {
       const ClockPair pair = spreads[i].second;
       json per_gpu = json::array();
@@ -148,8 +153,10 @@ json models_json(const Analysis& a) {
       }
       widest.push_back({{"init", pair.init}, {"target", pair.target}, {"per_gpu", per_gpu}});
     }
-    models.push_back({{"name", name}, {"gpus", names}, {"clocks", clocks}, {"range_min", range_min},
-                      {"range_max", range_max}, {"widest", widest}});
+    json model = {{"name", name}, {"gpus", names}, {"clocks", clocks}, {"range_min", range_min},
+                  {"range_max", range_max}, {"widest", widest}};
+    model["figures"] = figures_json(model_figures(model, models.size()));
+    models.push_back(model);
   }
   return models;
 }
@@ -161,9 +168,20 @@ json report_data(const Analysis& a) {
   const json matrices = matrices_json(a);
   json gpus = json::array();
   for (std::size_t i = 0; i < a.gpus.size(); ++i)
-    gpus.push_back(gpu_json(a.gpus[i], summary["gpus"][i], matrices["gpus"][i]));
-  return {{"tool_version", LATEST_VERSION}, {"gpus", gpus}, {"models", models_json(a)}};
+    gpus.push_back(gpu_json(a.gpus[i], i, summary["gpus"][i], matrices["gpus"][i]));
+  return {{"tool_version", LATEST_VERSION}, {"charting", kChartingVersions}, {"gpus", gpus}, {"models", models_json(a)}};
 }
+
+std::vector<Figure> report_figures(const Analysis& a) {
+  const json data = report_data(a);
+  std::vector<Figure> out;
+  for (const char* group : {"gpus", "models"})
+    for (const auto& g : data[group])
+      for (const auto& f : g["figures"]) out.push_back({f["id"], f["caption"], f["spec"]});
+  return out;
+}
+
+bool has_charting_library() { return kChartingLibrary[0] != '\0'; }
 
 std::string render_html(const Analysis& a) {
   std::string data = report_data(a).dump();
@@ -181,6 +199,8 @@ std::string render_html(const Analysis& a) {
   std::string html = kTemplate;
   const std::string marker = "__LATEST_DATA__";
   html.replace(html.find(marker), marker.size(), safe);
+  const std::string library = "__LATEST_CHARTING__";
+  html.replace(html.find(library), library.size(), kChartingLibrary);
   return html;
 }
 

@@ -1,5 +1,6 @@
 // The HTML report in headless Chromium: it loads with no console errors, and
-// every figure has the right number of cells and marks.
+// every figure, drawn by the charting library, has the right number of marks
+// as the Vega view counts them (data-marks, written by the page).
 #include "report/report.hpp"
 
 #include <functional>
@@ -7,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "report/charting_library.hpp"
 #include "support/process.hpp"
 #include "support/sim_results.hpp"
 
@@ -21,7 +23,7 @@ std::string dump_dom(const std::filesystem::path& html) {
   const std::string cmd =
       "timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
       "--disable-background-networking --disable-component-update --disable-sync --user-data-dir=" +
-      profile.string() + " --virtual-time-budget=5000 --dump-dom file://" + html.string() + " > " + out.string() +
+      profile.string() + " --virtual-time-budget=20000 --dump-dom file://" + html.string() + " > " + out.string() +
       " 2>/dev/null";
   EXPECT_EQ(std::system(cmd.c_str()), 0) << "needs Debian's chromium: " << cmd;
   return slurp(out);
@@ -47,6 +49,21 @@ std::string figure(const std::string& dom, const std::string& id) {
   return dom.substr(at, dom.find("</figure>", at) - at);
 }
 
+// What the page counted through the Vega view API for a figure: per mark
+// name, its items ("items") and its instances, one per facet ("instances").
+nlohmann::json marks(const std::string& dom, const std::string& id) {
+  const std::string f = figure(dom, id);
+  const auto at = f.find("data-marks=\"");
+  if (at == std::string::npos) return nlohmann::json::object();
+  std::string text = f.substr(at + 12, f.find('"', at + 12) - at - 12);
+  for (std::size_t p; (p = text.find("&quot;")) != std::string::npos;) text.replace(p, 6, "\"");
+  return nlohmann::json::parse(text);
+}
+
+int items(const std::string& dom, const std::string& id, const std::string& mark) {
+  return marks(dom, id)["items"].value(mark + "_marks", -1);
+}
+
 int count(const std::string& text, const std::string& what) {
   int n = 0;
   for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
@@ -61,30 +78,72 @@ TEST(Report, RendersEveryFigureInChromium) {
   const analysis::Analysis a = analysis::analyse({a_dir, b_dir});
   const auto html = dir / "report.html";
   write_report(a, html);
-  const std::string page = slurp(html);
-  EXPECT_EQ(page.find("http://"), page.find("http://www.w3.org/2000/svg")) << "nothing is fetched";
+  // Nothing is fetched: no addresses outside the inlined charting library
+  // (whose code names some it never calls here), nothing linked.
+  std::string page = slurp(html);
+  const auto library = page.find(kChartingLibrary);
+  ASSERT_NE(library, std::string::npos) << "the library is inlined";
+  page.erase(library, std::string(kChartingLibrary).size());
+  EXPECT_EQ(page.find("http://"), std::string::npos);
   EXPECT_EQ(page.find("https://"), std::string::npos);
   EXPECT_EQ(page.find("<script src"), std::string::npos);
+  EXPECT_EQ(page.find("<link"), std::string::npos);
 
   const std::string dom = dump_dom(html);
   ASSERT_NE(dom.find("data-rendered=\"1\""), std::string::npos) << "the script did not finish";
   EXPECT_NE(dom.find("data-errors=\"0\""), std::string::npos) << "console errors on load";
+  EXPECT_EQ(dom.find("data-no-charts=\"1\""), std::string::npos) << "this build inlines the charting library";
   for (std::size_t g = 0; g < a.gpus.size(); ++g) {
     const auto& gpu = a.gpus[g];
     const int pairs = static_cast<int>(gpu.pairs.size());
     const std::string n = std::to_string(g);
-    EXPECT_EQ(count(figure(dom, "heatmap-min-" + n), "class=\"cell\""), pairs);
-    EXPECT_EQ(count(figure(dom, "heatmap-max-" + n), "class=\"cell\""), pairs);
-    EXPECT_EQ(count(figure(dom, "violin-" + n), "class=\"mark\""), pairs);
-    EXPECT_EQ(count(figure(dom, "violin-" + n), "class=\"violin\""), 2);
-    EXPECT_EQ(count(figure(dom, "scatter-" + n), "class=\"point\""), static_cast<int>(gpu.pairs.front().all.n));
-    EXPECT_NE(figure(dom, "heatmap-min-" + n).find("<title>"), std::string::npos) << "values on hover";
+    EXPECT_EQ(items(dom, "heatmap-min-" + n, "cells"), pairs);
+    EXPECT_EQ(items(dom, "heatmap-max-" + n, "cells"), pairs);
+    EXPECT_EQ(items(dom, "heatmap-max-" + n, "values"), pairs) << "values in cells where they fit";
+    EXPECT_EQ(items(dom, "violin-" + n, "pairs"), pairs);
+    EXPECT_EQ(marks(dom, "violin-" + n)["instances"].value("violin_marks", 0), 2) << "increasing and decreasing";
+    EXPECT_GT(items(dom, "violin-" + n, "violin"), 0);
+    EXPECT_EQ(items(dom, "scatter-" + n, "points"), static_cast<int>(gpu.pairs.front().all.n)) << "the first pair";
+    // Simulated results carry their truth: every measurement against it.
+    int measured = 0;
+    for (const auto& p : gpu.pairs) measured += static_cast<int>(p.all.n);
+    EXPECT_EQ(items(dom, "accuracy-" + n, "errors"), measured);
   }
   // The second card lacks 1095 MHz: the two cards share 2 pairs.
-  EXPECT_EQ(count(figure(dom, "range-min-0"), "class=\"cell\""), 2);
-  EXPECT_EQ(count(figure(dom, "range-max-0"), "class=\"cell\""), 2);
-  EXPECT_EQ(count(figure(dom, "boxes-0"), "class=\"box\""), 2 * 2);
-  EXPECT_EQ(count(dom, "Save SVG"), 2 * 4 + 1 + 3);
+  EXPECT_EQ(items(dom, "range-min-0", "cells"), 2);
+  EXPECT_EQ(items(dom, "range-max-0", "cells"), 2);
+  EXPECT_EQ(items(dom, "boxes-0", "boxes_layer_1"), 2 * 2) << "a box per pair and GPU: " << marks(dom, "boxes-0").dump();
+  // Axes with titles, a colour legend, and export of every figure.
+  EXPECT_NE(figure(dom, "heatmap-max-0").find("initial clock (MHz)"), std::string::npos);
+  EXPECT_NE(figure(dom, "heatmap-max-0").find("worst case (ms)"), std::string::npos);
+  EXPECT_NE(figure(dom, "scatter-0").find("measurement number"), std::string::npos);
+  EXPECT_NE(figure(dom, "scatter-0").find("DBSCAN cluster"), std::string::npos);
+  const std::vector<std::string> ids = {"heatmap-min-", "heatmap-max-", "violin-", "scatter-", "accuracy-"};
+  int exports = 0;
+  for (const std::string g : {"0", "1"})
+    for (const auto& id : ids) exports += count(figure(dom, id + g), "Save as SVG") + count(figure(dom, id + g), "Save as PNG");
+  for (const std::string id : {"range-min-0", "range-max-0", "boxes-0"})
+    exports += count(figure(dom, id), "Save as SVG") + count(figure(dom, id), "Save as PNG");
+  EXPECT_EQ(count(dom, "data-marks="), 2 * 5 + 3);
+  EXPECT_EQ(exports, 2 * (2 * 5 + 3)) << "SVG and PNG of every figure";
+  std::filesystem::remove_all(dir);
+}
+
+// analysis/figures/: each figure's spec with its data, to restyle.
+TEST(Report, FigureSpecsAreWrittenForRestyling) {
+  const auto dir = scratch("report-specs");
+  latest::testing::write_sim_results(dir, "h200", 3, {1980, 990}, 10);
+  const auto figures = report_figures(analysis::analyse({dir}));
+  write_figures(figures, dir / "figures");
+  ASSERT_EQ(figures.size(), 5u);
+  for (const auto& f : figures) {
+    const auto spec = nlohmann::json::parse(slurp(dir / "figures" / (f.id + ".vl.json")));
+    EXPECT_EQ(spec.value("$schema", ""), "https://vega.github.io/schema/vega-lite/v6.json") << f.id;
+    EXPECT_EQ(spec.value("description", ""), f.caption);
+    EXPECT_TRUE(spec.contains("config")) << f.id;
+  }
+  const auto scatter = nlohmann::json::parse(slurp(dir / "figures" / "scatter-0.vl.json"));
+  EXPECT_EQ(scatter["data"]["values"].size(), 20u) << "both pairs' measurements";
   std::filesystem::remove_all(dir);
 }
 
@@ -101,8 +160,8 @@ TEST_P(ReportProfile, RendersFromSimulatorOutput) {
   const std::string dom = dump_dom(html);
   EXPECT_NE(dom.find("data-rendered=\"1\""), std::string::npos);
   EXPECT_NE(dom.find("data-errors=\"0\""), std::string::npos);
-  EXPECT_EQ(count(figure(dom, "heatmap-max-0"), "class=\"cell\""), 2);
-  EXPECT_EQ(count(figure(dom, "scatter-0"), "class=\"point\""), 25);
+  EXPECT_EQ(items(dom, "heatmap-max-0", "cells"), 2);
+  EXPECT_EQ(items(dom, "scatter-0", "points"), 25);
   EXPECT_NE(dom.find("data-terms=\"1\""), std::string::npos) << "the terms, explained once";
   EXPECT_NE(dom.find("from the set-clock request until every SM runs at the target clock for good"), std::string::npos);
   std::filesystem::remove_all(dir);
@@ -110,13 +169,59 @@ TEST_P(ReportProfile, RendersFromSimulatorOutput) {
 
 INSTANTIATE_TEST_SUITE_P(Sim, ReportProfile, ::testing::Values("h200", "gh200", "a100", "rtx6000"));
 
+// The H200's 110 clocks: the heatmaps stay within the page (7 px cells,
+// labels thinned by the library), and every pair not yet measured is a grey
+// gap with its reason on hover.
+TEST(Report, HeatmapsOfAFullClockTableRenderInChromium) {
+  analysis::GpuResults r;
+  r.host = "node";
+  r.uuid = "GPU-full";
+  r.name = "Simulated NVIDIA H200";
+  for (Mhz f = 345; f <= 1980; f += 15) r.requested_clocks.push_back(f);
+  ASSERT_EQ(r.requested_clocks.size(), 110u);
+  // 40 measured pairs across the table, 5 measurements each.
+  for (std::size_t k = 0; k < 40; ++k) {
+    const Mhz a = r.requested_clocks[(k * 7) % 110], b = r.requested_clocks[(k * 13 + 5) % 110];
+    if (a == b) continue;
+    analysis::PairMeasurements m;
+    m.pair = {a, b};
+    for (int i = 1; i <= 5; ++i) {
+      m.index.push_back(i);
+      m.switching_ms.push_back(5 + 0.01 * static_cast<double>(k) + 0.001 * i);
+      m.transition_ms.push_back(1);
+      m.paper_switching_ms.push_back(NAN);
+      m.true_switching_ms.push_back(NAN);
+    }
+    r.pairs.emplace(std::make_pair(a, b), m);
+  }
+  const int measured = static_cast<int>(r.pairs.size());
+  analysis::Analysis a;
+  a.results.push_back(r);
+  a.gpus.push_back(analysis::analyse_gpu(a.results.front()));
+  for (const auto& f : report_figures(a))
+    if (f.id == "heatmap-max-0") {
+      EXPECT_EQ(f.spec["width"], 770);
+      EXPECT_EQ(f.spec["layer"].size(), 2u) << "no values in 7 px cells";
+    }
+  const auto dir = scratch("report-full-table");
+  std::filesystem::create_directories(dir);
+  write_report(a, dir / "report.html");
+  const std::string dom = dump_dom(dir / "report.html");
+  ASSERT_NE(dom.find("data-rendered=\"1\""), std::string::npos);
+  EXPECT_NE(dom.find("data-errors=\"0\""), std::string::npos);
+  EXPECT_EQ(items(dom, "heatmap-max-0", "cells"), measured);
+  EXPECT_EQ(items(dom, "heatmap-max-0", "gaps"), 110 * 109 - measured);
+  EXPECT_EQ(marks(dom, "accuracy-0"), nlohmann::json::object()) << "no truth, no accuracy figure";
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Report, PartialRunShowsItsGaps) {
   const auto dir = scratch("report-partial");
   const std::string dom = rendered_after_edit(dir, 5, [](nlohmann::json& m) { m["pairs"].erase(0); });
   EXPECT_NE(dom.find("data-errors=\"0\""), std::string::npos);
   EXPECT_NE(dom.find("have no result yet"), std::string::npos);
-  EXPECT_EQ(count(figure(dom, "heatmap-max-0"), "class=\"gap\""), 1);
-  EXPECT_EQ(count(figure(dom, "heatmap-max-0"), "class=\"cell\""), 1);
+  EXPECT_EQ(items(dom, "heatmap-max-0", "gaps"), 1);
+  EXPECT_EQ(items(dom, "heatmap-max-0", "cells"), 1);
   std::filesystem::remove_all(dir);
 }
 
