@@ -18,7 +18,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<fs::path> paths(const std::vector<std::string>& dirs) { return {dirs.begin(), dirs.end()}; }
 
 analysis::AdaptiveSettings outlier_filter(const std::string& name) {
   if (name == "settled") return {};
@@ -143,7 +142,7 @@ int run_table(const AnalyzeOptions& o) {
 int run_analyze(const AnalyzeOptions& o) {
   const fs::path out = o.output.empty() ? fs::path(o.dirs.front()) / "analysis" : fs::path(o.output);
   const analysis::AdaptiveSettings filter = outlier_filter(o.outlier_filter);
-  const analysis::Analysis a = analysis::analyse(paths(o.dirs), filter);  // the inputs' faults first
+  const analysis::Analysis a = analysis::analyse(result_dirs(o.dirs), filter);  // the inputs' faults first
   check_output(out);
   analysis::write_analysis(a, out);
   write_tables(a, filter, o.outlier_filter, out);
@@ -155,7 +154,7 @@ int run_analyze(const AnalyzeOptions& o) {
 int run_report(const AnalyzeOptions& o) {
   const fs::path out = o.output.empty() ? fs::path(o.dirs.front()) / "report.html" : fs::path(o.output);
   const analysis::AdaptiveSettings filter = outlier_filter(o.outlier_filter);
-  const analysis::Analysis a = analysis::analyse(paths(o.dirs), filter);  // the inputs' faults first
+  const analysis::Analysis a = analysis::analyse(result_dirs(o.dirs), filter);  // the inputs' faults first
   check_output(out.has_parent_path() ? out.parent_path() : fs::path("."));
   report::write_report(a, out);
   fmt::print("report: {}\n", out.string());

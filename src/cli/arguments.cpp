@@ -165,6 +165,38 @@ DeviceSelector parse_device_selector(const std::string& d) {
   return {DeviceSelector::Kind::index, d, static_cast<int>(index)};
 }
 
+std::string expand_output(const std::string& pattern, const OutputPlaceholders& v) {
+  std::string out;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%') {
+      out += pattern[i];
+      continue;
+    }
+    const char c = i + 1 < pattern.size() ? pattern[++i] : '\0';
+    switch (c) {
+      case 'h': out += v.host; break;
+      case 'u': out += v.uuid; break;
+      case 'i': out += std::to_string(v.index); break;
+      case 'j': out += v.job.empty() ? std::string("nojob") : v.job; break;
+      case '%': out += '%'; break;
+      default:
+        throw Error(ErrorKind::bad_argument,
+                    fmt::format("--output '{}': '%{}' is no placeholder", pattern, c == '\0' ? std::string() : std::string(1, c)),
+                    "use %h (host), %u (GPU UUID), %i (GPU index), %j (Slurm job id) or %% (a percent sign)");
+    }
+  }
+  return out;
+}
+
+bool output_per_gpu(const std::string& pattern) {
+  for (std::size_t i = 0; i + 1 < pattern.size(); ++i)
+    if (pattern[i] == '%') {
+      if (pattern[i + 1] == 'u' || pattern[i + 1] == 'i') return true;
+      ++i;  // %% and the others
+    }
+  return false;
+}
+
 std::string unwritable_output(const std::string& path) {
   // The first part of the path that exists decides: a file there can hold no directory.
   for (std::filesystem::path p = path; !p.empty(); p = p.parent_path()) {

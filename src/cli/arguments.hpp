@@ -31,6 +31,18 @@ Detector parse_detector(const std::string& text);
 // Why an --output directory cannot be written: it is a file, or not writable.
 std::string unwritable_output(const std::string& path);
 
+// --output's placeholders, per GPU: %h host, %u GPU UUID, %i GPU index, %j
+// the Slurm job id (SLURM_JOB_ID; "nojob" outside a job), %% a percent sign.
+struct OutputPlaceholders {
+  std::string host;
+  std::string uuid;
+  int index = 0;
+  std::string job;  // empty: not in a Slurm job
+};
+std::string expand_output(const std::string& pattern, const OutputPlaceholders& values);
+// Whether a pattern names a different directory per GPU (%u or %i).
+bool output_per_gpu(const std::string& pattern);
+
 // --device: an index, a UUID (GPU-... or MIG-...) or a PCI bus id.
 DeviceSelector parse_device_selector(const std::string& text);
 

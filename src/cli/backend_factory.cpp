@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "backends/nvml/nvml_device.hpp"
@@ -24,15 +26,16 @@ bool driver_present() {
   return true;
 }
 
-int sim_device_index(const std::string& device) {
+int sim_device_index(const std::string& device, int count) {
   const DeviceSelector sel = parse_device_selector(device);
+  const std::string cards = count == 1 ? "one GPU, index 0" : fmt::format("{} GPUs, indices 0 to {}", count, count - 1);
   if (sel.kind != DeviceSelector::Kind::index)
     throw Error(ErrorKind::not_found, fmt::format("device '{}' not found on the simulator", device),
-                "the simulated GPU is --device 0");
-  if (sel.index != 0)
-    throw Error(ErrorKind::not_found, fmt::format("device {} not found: the simulator has one GPU, index 0", sel.index),
-                "use --device 0");
-  return 0;
+                fmt::format("the simulator has {} (--sim-gpus)", cards));
+  if (sel.index >= count)
+    throw Error(ErrorKind::not_found, fmt::format("device {} not found: the simulator has {}", sel.index, cards),
+                count == 1 ? "use --device 0, or simulate more cards with --sim-gpus N" : "use one of those indices");
+  return sel.index;
 }
 
 // An NVML device with its run guard. Read-only, every change is refused
@@ -81,14 +84,16 @@ Backends open_sim(const BackendOptions& o) {
   injection.thermal_at_s = o.sim_thermal_at_s;
   injection.power_cap_mhz = o.sim_power_cap_mhz;
   if (o.sim_ramp) injection.ramp_shape = sim::ramp_shape_named(*o.sim_ramp);
-  auto gpu = std::make_shared<sim::SimGpu>(profile, o.seed, injection);
+  if (o.sim_gpus < 1) throw Error(ErrorKind::bad_argument, "--sim-gpus must be at least 1");
+  const int card = o.clock_control == "nvml" ? 0 : sim_device_index(o.device, o.sim_gpus);
+  auto gpu = std::make_shared<sim::SimGpu>(profile, o.seed, injection, card);
   Backends b;
   b.workload = std::make_unique<sim::SimWorkload>(gpu);
   if (o.clock_control == "nvml") {
     // CI's pairing: the real NVML code path (through a fake library) with the simulated workload.
     use_nvml(b, open_nvml(o, parse_device_selector(o.device)));
   } else {
-    b.clocks = std::make_shared<sim::SimClockControl>(gpu, sim_device_index(o.device));
+    b.clocks = std::make_shared<sim::SimClockControl>(gpu, card);
     if (o.read_only || nvml::read_only_from_environment()) b.clocks = std::make_shared<ReadOnlyClockControl>(b.clocks);
   }
   return b;
@@ -134,6 +139,41 @@ Backends open_cuda(const BackendOptions& o) {
 #endif
 
 }  // namespace
+
+std::vector<std::string> device_list(const BackendOptions& o) {
+  std::vector<std::string> out;
+  if (o.device != "all") {
+    std::string item;
+    for (std::size_t i = 0; i <= o.device.size(); ++i) {
+      if (i < o.device.size() && o.device[i] != ',') {
+        item += o.device[i];
+        continue;
+      }
+      parse_device_selector(item);  // its own message for a bad one
+      if (std::find(out.begin(), out.end(), item) != out.end())
+        throw Error(ErrorKind::bad_argument, fmt::format("--device lists {} twice", item), "name each GPU once");
+      out.push_back(item);
+      item.clear();
+    }
+    return out;
+  }
+  // Every GPU of the backend that --backend resolves to.
+  BackendOptions first = o;
+  first.device = "0";
+  int count = 0;
+  {
+    const Backends b = open_backends(first);
+    if (b.workload->info().backend == "sim") {
+      count = o.sim_gpus;
+    } else {
+#ifdef LATEST_WITH_CUDA
+      count = cuda::cuda_runtime_device_count();
+#endif
+    }
+  }
+  for (int i = 0; i < count; ++i) out.push_back(std::to_string(i));
+  return out;
+}
 
 std::shared_ptr<RunGuard> open_nvml_guard(const BackendOptions& o) {
   return open_nvml(o, parse_device_selector(o.device)).guard;

@@ -22,8 +22,9 @@ struct EmulationOptions {
 struct BackendOptions {
   std::string backend = "auto";        // auto | cuda | sim
   std::string clock_control = "auto";  // auto (the backend's own) | sim | nvml
-  std::string device = "0";            // index, UUID or PCI bus id
+  std::string device = "0";            // index, UUID or PCI bus id; measuring also takes "all" or a list "0,2"
   std::string sim_profile = "h200";
+  int sim_gpus = 1;                    // simulated cards of the model, indices 0..N-1
   std::uint64_t seed = 1;
   std::vector<double> sim_thermal_at_s;
   std::optional<int> sim_power_cap_mhz;
@@ -46,6 +47,11 @@ struct Backends {
 };
 
 Backends open_backends(const BackendOptions& options);
+
+// --device as a list of single selectors: "all" (every GPU of the backend
+// --backend resolves to; --sim-gpus of them on the simulator), "0,2,5", or
+// one selector.
+std::vector<std::string> device_list(const BackendOptions& options);
 
 // The run guard of an NVML device, for `latest reset`.
 std::shared_ptr<RunGuard> open_nvml_guard(const BackendOptions& options);

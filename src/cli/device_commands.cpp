@@ -288,7 +288,9 @@ int run_selftest(const SelftestOptions& o) {
                              {"iteration_fmas", o.iteration_fmas ? json(*o.iteration_fmas) : json(nullptr)},
                              {"save_traces", o.save_traces},
                              {"detector", to_string(detector)}};
-  const SessionResult session = run_session(backends, s, settings_doc, o.output);
+  SessionOptions session_options;
+  session_options.output = o.output;
+  const SessionResult session = run_session(backends, s, settings_doc, session_options);
 
   const Accuracy acc = accuracy_against_truth(session.results, session.state.calibrations);
   if (acc.measurements.empty()) {

@@ -10,6 +10,8 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <mutex>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -17,6 +19,7 @@
 #include "analysis/result_reader.hpp"
 #include "cli/analysis_commands.hpp"
 #include "cli/arguments.hpp"
+#include "cli/exit_codes.hpp"
 #include "cli/run_session.hpp"
 #include "cli/skip_reasons.hpp"
 #include "core/error.hpp"
@@ -264,7 +267,8 @@ void add_device_options(CLI::App& app, BackendOptions& o) {
 
 void add_measure_options(CLI::App& app, MeasureOptions& o) {
   app.add_option("-f,--freq", o.freq, "SM clocks to measure between, in MHz, comma-separated (e.g. 600,900,1200)");
-  app.add_option("-d,--device", o.backend.device, "GPU: index, UUID or PCI bus id")->capture_default_str();
+  app.add_option("-d,--device", o.backend.device,
+                 "GPU: index, UUID or PCI bus id; several at once: all, or a list (0,2,5)")->capture_default_str();
   app.add_option("--rse", o.rse, "stop a pair once the relative standard error of its latencies is below this")
       ->capture_default_str();
   app.add_option("--min-measurements", o.min_measurements,
@@ -273,12 +277,22 @@ void add_measure_options(CLI::App& app, MeasureOptions& o) {
       ->capture_default_str();
   app.add_option("--pairs", o.pairs, "all, increasing, decreasing, or INIT:TARGET,... (clocks from --freq)")
       ->capture_default_str();
-  app.add_option("-o,--output", o.output, "result directory; rerunning into it resumes")->capture_default_str();
+  app.add_option("-o,--output", o.output,
+                 "result directory; rerunning into it resumes. Placeholders: %h host, %u GPU UUID, %i GPU index, "
+                 "%j Slurm job id; with several GPUs and none of %u, %i, each GPU gets HOST_UUID below it")
+      ->capture_default_str();
+  app.add_flag("--break-lock", o.break_lock,
+               "take the output directory's lock although a run on another host holds it (when that run is gone)");
   app.add_option("--backend", o.backend.backend, "auto (CUDA if a device exists, else the simulator), cuda or sim")
       ->capture_default_str();
   app.add_option("--sim-profile", o.backend.sim_profile, "simulated card: h200, gh200, a100 or rtx6000")
       ->capture_default_str();
   app.add_option("--seed", o.backend.seed, "simulator seed; the same seed gives the same run")->capture_default_str();
+  app.add_option("--sim-gpus", o.backend.sim_gpus,
+                 "simulated cards of the model (indices 0..N-1), each with its own latencies; measure them at once "
+                 "with --device all")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
   app.add_option("--detector", o.detector,
                  "pooled (all SMs together), paper (per SM, the paper's rule) or auto (pooled on the simulator, "
                  "paper on real GPUs for now); both always run and the CSV keeps the paper's too")
@@ -333,27 +347,33 @@ void add_measure_options(CLI::App& app, MeasureOptions& o) {
   add_device_options(*app.add_option_group("Device and safety"), o.backend);
 }
 
-int run_measure(const MeasureOptions& o) {
-  if (!o.measure_route.empty()) return run_measure_route(o);
-  if (o.freq.empty())
-    throw Error(ErrorKind::bad_argument, "--freq is required: which clocks to measure between",
-                "e.g. latest --freq 600,900,1200,1500 (see latest --help)");
-  check_clock_syntax(o.freq);
-  validate(o);
-  if (!o.min_measurements && o.max_measurements < kDefaultMinMeasurements)
-    fmt::print(stderr, "latest: --max-measurements {0} is below the default minimum of {1}: the minimum is {0} too\n",
-               o.max_measurements, kDefaultMinMeasurements);
-  if (!o.plan_only && !directory_writable(o.output))
-    throw Error(ErrorKind::bad_argument, unwritable_output(o.output),
-                "choose a writable --output directory");
+namespace {
 
-  Backends backends = open_backends(o.backend);
-  if (!backends.notice.empty()) fmt::print(stderr, "{}\n", backends.notice);
+// Whole tables and summaries from several GPUs' workers, one at a time.
+std::mutex g_print;
+
+// One GPU, start to end: its backends, clocks, lock, run, summary and
+// analysis. `several`: each GPU gets its own directory and names itself in
+// progress lines. Errors propagate (the caller maps them to exit codes).
+std::string measure_gpu(const MeasureOptions& o, const std::string& device, bool several) {
+  BackendOptions bo = o.backend;
+  bo.device = device;
+  Backends backends = open_backends(bo);
+  const DeviceIdentity id = backends.clocks->identity();
+  const std::string label = several ? fmt::format("GPU {}: ", id.index) : std::string();
+  if (!backends.notice.empty() && (!several || id.index == 0)) fmt::print(stderr, "{}\n", backends.notice);
   const std::vector<Mhz> clocks = parse_clock_list(o.freq, backends.clocks->supported_clocks());
   const std::vector<ClockPair> pairs = resolve_pairs(o.pairs, clocks);
   if (pairs.empty())
     throw Error(ErrorKind::bad_argument, fmt::format("--pairs {} selects no pair of these clocks", o.pairs));
-  const DeviceIdentity id = backends.clocks->identity();
+  // Per GPU: the placeholders, and with several GPUs and none of %u, %i a
+  // directory of each below the one named.
+  const char* job = std::getenv("SLURM_JOB_ID");
+  const std::string host = host_name_for_files();
+  std::string output = expand_output(o.output, {host, id.uuid, id.index, job ? job : ""});
+  if (several && !output_per_gpu(o.output)) output = (fs::path(output) / fmt::format("{}_{}", host, id.uuid)).string();
+  if (!directory_writable(output))
+    throw Error(ErrorKind::bad_argument, unwritable_output(output), "choose a writable --output directory");
   EngineSettings settings = engine_settings(o, clocks, pairs, backends.workload->info().backend == "sim");
   // Traces of every measurement can run to gigabytes: capped, and above 1 GB
   // only when asked for.
@@ -364,7 +384,7 @@ int run_measure(const MeasureOptions& o) {
     constexpr double kMb = 1 << 20;
     if (o.save_traces_limit_mb) {
       settings.trace_budget_bytes = static_cast<std::int64_t>(*o.save_traces_limit_mb * kMb);
-    } else if (traces_upto > kUnasked && !o.plan_only) {
+    } else if (traces_upto > kUnasked) {
       throw Error(ErrorKind::bad_argument,
                   fmt::format("--save-traces could write up to {:.1f} GB of traces ({} pairs x {} measurements x {:.1f} "
                               "MB) and nothing was started",
@@ -375,20 +395,9 @@ int run_measure(const MeasureOptions& o) {
       settings.trace_budget_bytes = std::max(traces_upto, kUnasked);
     }
   }
-  if (o.detector == "auto" && settings.detector == Detector::paper)
+  if (o.detector == "auto" && settings.detector == Detector::paper && (!several || id.index == 0))
     fmt::print(stderr, "latest: the paper's detector reports here (--detector auto on a real GPU): the pooled one "
                        "has not yet passed the emulated check on one (docs/hardware/h200.md); the CSVs keep both\n");
-  if (o.plan_only) {
-    // The plan measures phase 1 and the pilot: its model needs their numbers.
-    const RunState st = plan_session(backends, settings);
-    const nlohmann::json plan = plan_json(settings, st, traces_upto);
-    if (o.json) {
-      fmt::print("{}\n", plan.dump(2));
-    } else {
-      print_plan(plan);
-    }
-    return 0;
-  }
 
   nlohmann::json settings_doc = settings_json(settings, o);
   // A condition of the results (the latency table records it), not a setting.
@@ -397,16 +406,107 @@ int run_measure(const MeasureOptions& o) {
     settings_doc["driver_version"] = st.driver_version;
     if (st.power_limit_w) settings_doc["power_limit_w"] = *st.power_limit_w;
   }
-  const SessionResult session = run_session(backends, settings, settings_doc, o.output, o.progress);
-  print_summary(session, o.output);
-  if (session.state.traces_dropped > 0)
-    fmt::print(stderr, "latest: the traces of {} measurements were not kept: the run's trace budget ({:.0f} MB) was spent{}\n",
-               session.state.traces_dropped, static_cast<double>(settings.trace_budget_bytes) / (1 << 20),
-               o.save_traces ? "; raise --save-traces-limit" : "");
+  SessionOptions session_options;
+  session_options.output = output;
+  session_options.progress = o.progress;
+  session_options.break_lock = o.break_lock;
+  session_options.label = label;
+  const SessionResult session = run_session(backends, settings, settings_doc, session_options);
   // The run ends by analysing its own output (all pairs, resumed ones too).
-  analyse_and_report(o.output);
-  fmt::print("analysis in {}/analysis, report in {}/report.html\n", o.output, o.output);
+  analyse_and_report(output);
+  const std::lock_guard<std::mutex> hold(g_print);
+  if (several) fmt::print("GPU {} ({}, {}):\n", id.index, id.name, id.uuid);
+  print_summary(session, output);
+  if (session.state.traces_dropped > 0)
+    fmt::print(stderr, "latest: {}the traces of {} measurements were not kept: the run's trace budget ({:.0f} MB) was spent{}\n",
+               label, session.state.traces_dropped, static_cast<double>(settings.trace_budget_bytes) / (1 << 20),
+               o.save_traces ? "; raise --save-traces-limit" : "");
+  fmt::print("analysis in {}/analysis, report in {}/report.html\n", output, output);
+  return output;
+}
+
+int plan_gpu(const MeasureOptions& o, const std::string& device) {
+  BackendOptions bo = o.backend;
+  bo.device = device;
+  Backends backends = open_backends(bo);
+  if (!backends.notice.empty()) fmt::print(stderr, "{}\n", backends.notice);
+  const std::vector<Mhz> clocks = parse_clock_list(o.freq, backends.clocks->supported_clocks());
+  const std::vector<ClockPair> pairs = resolve_pairs(o.pairs, clocks);
+  if (pairs.empty())
+    throw Error(ErrorKind::bad_argument, fmt::format("--pairs {} selects no pair of these clocks", o.pairs));
+  const EngineSettings settings = engine_settings(o, clocks, pairs, backends.workload->info().backend == "sim");
+  const std::int64_t traces_upto = static_cast<std::int64_t>(pairs.size()) * settings.max_measurements *
+                                   trace_bytes_per_measurement(settings, backends.workload->info().sm_count);
+  // The plan measures phase 1 and the pilot: its model needs their numbers.
+  const RunState st = plan_session(backends, settings);
+  const nlohmann::json plan = plan_json(settings, st, traces_upto);
+  if (o.json) {
+    fmt::print("{}\n", plan.dump(2));
+  } else {
+    print_plan(plan);
+  }
   return 0;
+}
+
+}  // namespace
+
+int run_measure(const MeasureOptions& o) {
+  if (!o.measure_route.empty()) return run_measure_route(o);
+  if (o.freq.empty())
+    throw Error(ErrorKind::bad_argument, "--freq is required: which clocks to measure between",
+                "e.g. latest --freq 600,900,1200,1500 (see latest --help)");
+  check_clock_syntax(o.freq);
+  validate(o);
+  if (!o.min_measurements && o.max_measurements < kDefaultMinMeasurements)
+    fmt::print(stderr, "latest: --max-measurements {0} is below the default minimum of {1}: the minimum is {0} too\n",
+               o.max_measurements, kDefaultMinMeasurements);
+  const std::vector<std::string> devices = device_list(o.backend);
+  if (devices.empty())
+    throw Error(ErrorKind::not_found, "--device all found no GPU", "check nvidia-smi, or use --backend sim --sim-gpus N");
+  if (o.plan_only) {
+    if (devices.size() > 1)
+      fmt::print(stderr, "latest: --plan plans GPU {} alone; the others run the same plan at the same time\n", devices.front());
+    return plan_gpu(o, devices.front());
+  }
+  if (devices.size() == 1) {
+    measure_gpu(o, devices.front(), false);
+    return 0;
+  }
+  // One worker a GPU, all at once. A failure on one stops none of the
+  // others; SIGINT stops them all, each restoring its own card.
+  struct Outcome {
+    int code = 0;
+    std::string output, message, hint;
+  };
+  std::vector<Outcome> outcomes(devices.size());
+  std::vector<std::thread> workers;
+  for (std::size_t i = 0; i < devices.size(); ++i)
+    workers.emplace_back([&, i] {
+      Outcome& out = outcomes[i];
+      try {
+        out.output = measure_gpu(o, devices[i], true);
+      } catch (const Error& e) {
+        out = {static_cast<int>(exit_code_for(e.kind())), "", e.what(), e.hint()};
+      } catch (const std::exception& e) {
+        out = {static_cast<int>(ExitCode::internal), "", std::string("internal error: ") + e.what(), ""};
+      }
+    });
+  for (auto& w : workers) w.join();
+  int code = 0, failed = 0;
+  fmt::print("{} GPUs:\n", devices.size());
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    const Outcome& out = outcomes[i];
+    if (out.code == 0) {
+      fmt::print("  --device {}: ok, results in {}\n", devices[i], out.output);
+      continue;
+    }
+    ++failed;
+    if (code == 0) code = out.code;  // the first failing GPU in device order
+    fmt::print("  --device {}: failed (exit {}): {}{}\n", devices[i], out.code, out.message,
+               out.hint.empty() ? "" : " (" + out.hint + ")");
+  }
+  if (failed > 0) fmt::print(stderr, "latest: {} of {} GPUs failed; the exit code is the first one's\n", failed, devices.size());
+  return code;
 }
 
 }  // namespace latest::cli

@@ -33,6 +33,7 @@ struct MeasureOptions {
   std::int64_t max_records = 32768;
   std::string detector = "auto";
   std::string schedule = "chained";
+  bool break_lock = false;  // take the output directory's lock from another host
   // --measure-route A,M,...,B with the table whose latencies set the waits.
   std::string measure_route;
   std::string table;

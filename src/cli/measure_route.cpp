@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "report/route_report.hpp"
 #include "results/atomic_file.hpp"
+#include "results/output_lock.hpp"
 
 namespace latest::cli {
 namespace {
@@ -128,6 +129,7 @@ int run_measure_route(const MeasureOptions& o) {
   std::sort(sorted.begin(), sorted.end());
   sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
   check_supported(sorted, backends.clocks->supported_clocks());
+  const OutputLock lock(o.output, o.break_lock);
   std::vector<RouteRequest> requests;
   std::vector<std::string> names;
   for (const auto& r : routes) {

@@ -18,8 +18,8 @@ ProgressMode parse_progress_mode(const std::string& name, bool terminal) {
               "use auto (a terminal line, else a line per event), tty, lines or none");
 }
 
-ProgressPrinter::ProgressPrinter(ProgressMode mode, std::FILE* out, double heartbeat_s, Clock clock)
-    : mode_(mode), out_(out), heartbeat_s_(heartbeat_s), clock_(std::move(clock)) {
+ProgressPrinter::ProgressPrinter(ProgressMode mode, std::FILE* out, double heartbeat_s, Clock clock, std::string label)
+    : mode_(mode), out_(out), heartbeat_s_(heartbeat_s), clock_(std::move(clock)), label_(std::move(label)) {
   if (!clock_) {
     const auto start = std::chrono::steady_clock::now();
     clock_ = [start] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
@@ -27,7 +27,7 @@ ProgressPrinter::ProgressPrinter(ProgressMode mode, std::FILE* out, double heart
 }
 
 void ProgressPrinter::line(const std::string& text) {
-  fmt::print(out_, "latest: {}\n", text);
+  fmt::print(out_, "latest: {}{}\n", label_, text);
   std::fflush(out_);
   last_line_s_ = clock_();
 }

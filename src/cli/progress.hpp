@@ -19,7 +19,8 @@ ProgressMode parse_progress_mode(const std::string& name, bool terminal);
 class ProgressPrinter {
  public:
   using Clock = std::function<double()>;  // wall seconds
-  ProgressPrinter(ProgressMode mode, std::FILE* out, double heartbeat_s = 30, Clock clock = {});
+  // `label` goes before each line ("GPU 1: ") where several GPUs print.
+  ProgressPrinter(ProgressMode mode, std::FILE* out, double heartbeat_s = 30, Clock clock = {}, std::string label = {});
   void started(ClockPair pair, std::size_t number, std::size_t count);
   void update(const Progress& p);
   void finished(const PairResult& r, const std::string& why_skipped);
@@ -31,6 +32,7 @@ class ProgressPrinter {
   std::FILE* out_;
   double heartbeat_s_;
   Clock clock_;
+  std::string label_;
   double last_line_s_ = 0;
   std::size_t number_ = 0, count_ = 0;
 };

@@ -12,6 +12,7 @@
 #include "cli/signals.hpp"
 #include "cli/skip_reasons.hpp"
 #include "core/error.hpp"
+#include "results/output_lock.hpp"
 #include "results/result_store.hpp"
 
 namespace latest::cli {
@@ -20,7 +21,8 @@ namespace {
 // Progress on stderr (`--progress`); everything else to the store.
 class SessionObserver final : public RunObserver {
  public:
-  SessionObserver(ResultStore& store, ProgressMode mode) : store_(store), printer_(mode, stderr) {}
+  SessionObserver(ResultStore& store, ProgressMode mode, const std::string& label)
+      : store_(store), printer_(mode, stderr, 30, {}, label) {}
   void planned(const RunState& s) override { store_.planned(s); }
   void pair_started(ClockPair pair, std::size_t number, std::size_t count) override {
     printer_.started(pair, number, count);
@@ -100,7 +102,11 @@ std::string duration_text(double seconds) {
 }
 
 SessionResult run_session(Backends& backends, const EngineSettings& settings, const nlohmann::json& settings_doc,
-                          const std::string& output, const std::string& progress) {
+                          const SessionOptions& options) {
+  const std::string& output = options.output;
+  std::string took_over;
+  const OutputLock lock(output, options.break_lock, &took_over);
+  if (!took_over.empty()) fmt::print(stderr, "latest: {}{}: {}\n", options.label, output, took_over);
   nlohmann::json run_key = settings_doc;
   run_key["device_uuid"] = backends.clocks->identity().uuid;
   run_key.erase("save_traces");  // what is kept, not what is measured
@@ -120,8 +126,10 @@ SessionResult run_session(Backends& backends, const EngineSettings& settings, co
   ResultStore store(output, run_key, settings_doc, describe);
   const auto done = store.resume();
   if (!done.empty())
-    fmt::print(stderr, "latest: resuming {}: {} {} already done\n", output, done.size(), done.size() == 1 ? "pair" : "pairs");
-  SessionObserver observer(store, parse_progress_mode(progress, isatty(STDERR_FILENO) != 0));
+    fmt::print(stderr, "latest: {}resuming {}: {} {} already done\n", options.label, output, done.size(),
+               done.size() == 1 ? "pair" : "pairs");
+  SessionObserver observer(store, parse_progress_mode(options.progress, isatty(STDERR_FILENO) != 0 && options.label.empty()),
+                           options.label);
   install_stop_handlers();
   RestoreOnExit restore{backends.guard.get()};
   SessionResult result;

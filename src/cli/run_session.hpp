@@ -18,9 +18,18 @@ struct SessionResult {
   RunState state;
 };
 
-// progress: auto | tty | lines | none (cli/progress.hpp).
+struct SessionOptions {
+  std::string output;              // the result directory (placeholders expanded)
+  std::string progress = "auto";   // auto | tty | lines | none (cli/progress.hpp)
+  bool break_lock = false;         // take the directory's lock from another host (results/output_lock.hpp)
+  std::string label;               // "GPU 1: " before each progress line, where several GPUs run; a label also
+                                   // turns a terminal's one rewritten line into lines
+};
+
+// Takes the directory's lock (Error(in_use) when another run has it) for
+// the whole run.
 SessionResult run_session(Backends& backends, const EngineSettings& settings, const nlohmann::json& settings_doc,
-                          const std::string& output, const std::string& progress = "auto");
+                          const SessionOptions& options);
 
 // Phase 1 and the pilot only, for `--plan`: the run's cost plan, the clocks
 // restored after.

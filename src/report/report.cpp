@@ -153,8 +153,28 @@ json models_json(const Analysis& a) {
       }
       widest.push_back({{"init", pair.init}, {"target", pair.target}, {"per_gpu", per_gpu}});
     }
+    // Which cards deviate most: over the pairs every card measured, the mean
+    // of |its median - the median of the cards' medians| / that median.
+    std::vector<double> deviation(gpus.size(), 0.0);
+    int shared = 0;
+    for (Mhz x : clocks)
+      for (Mhz y : clocks) {
+        std::vector<double> medians;
+        for (const auto* g : gpus)
+          if (const PairAnalysis* p = x != y ? g->find(x, y) : nullptr; p && p->filtered.n > 0) medians.push_back(p->filtered.median);
+        if (medians.size() != gpus.size()) continue;
+        ++shared;
+        const double centre = median_of(medians);
+        for (std::size_t g = 0; g < gpus.size(); ++g) deviation[g] += std::abs(medians[g] - centre) / centre;
+      }
+    json ranking = json::array();
+    std::vector<std::size_t> order(gpus.size());
+    for (std::size_t g = 0; g < order.size(); ++g) order[g] = g;
+    std::sort(order.begin(), order.end(), [&](std::size_t l, std::size_t r) { return deviation[l] > deviation[r]; });
+    for (std::size_t g : order)
+      ranking.push_back({{"gpu", names[g]}, {"deviation_percent", shared ? 100 * deviation[g] / shared : 0.0}, {"pairs", shared}});
     json model = {{"name", name}, {"gpus", names}, {"clocks", clocks}, {"range_min", range_min},
-                  {"range_max", range_max}, {"widest", widest}};
+                  {"range_max", range_max}, {"widest", widest}, {"ranking", ranking}};
     model["figures"] = figures_json(model_figures(model, models.size()));
     models.push_back(model);
   }

@@ -501,8 +501,8 @@ TEST(Cli, AnalyzeAndReportOnTheRunsOwnOutput) {
   EXPECT_NE(missing.err.find("nope does not exist"), std::string::npos) << missing.err;
   fs::create_directories(dir / "empty");
   const Result empty = run({"analyze", (dir / "empty").string()});
-  EXPECT_EQ(empty.code, 2);
-  EXPECT_NE(empty.err.find("has no manifest.json"), std::string::npos) << empty.err;
+  EXPECT_EQ(empty.code, 6);
+  EXPECT_NE(empty.err.find("holds no result directory (no manifest.json in or below it)"), std::string::npos) << empty.err;
   const Result paper = run({"analyze", dir.string(), "--outlier-filter", "paper", "--output", (dir / "paper").string()});
   EXPECT_EQ(paper.code, 0) << paper.err;
   EXPECT_TRUE(fs::exists(dir / "paper" / "pairs.csv"));

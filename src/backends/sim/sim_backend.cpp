@@ -18,10 +18,12 @@ DeviceIdentity SimClockControl::identity() {
   DeviceIdentity id;
   id.name = p.device_name;
   // Each seed is a different simulated card of the model (its own draws),
-  // so runs with several seeds compare like several GPUs of one model.
+  // so runs with several seeds compare like several GPUs of one model; so is
+  // each card of --sim-gpus (the fourth group counts them).
   unsigned profile_tag = 0;
   for (char c : p.name) profile_tag = profile_tag * 31 + static_cast<unsigned char>(c);
-  id.uuid = fmt::format("GPU-5111a7ed-{:04x}-4000-8000-{:012x}", profile_tag & 0xFFFF, gpu_->seed());
+  id.uuid = fmt::format("GPU-5111a7ed-{:04x}-4000-{:04x}-{:012x}", profile_tag & 0xFFFF, 0x8000 + gpu_->card(),
+                        gpu_->seed());
   id.pci_bus_id = fmt::format("00000000:{:02X}:00.0", index_ + 1);
   id.index = index_;
   id.sm_count = p.sm_count;

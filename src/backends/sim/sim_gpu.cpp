@@ -21,9 +21,10 @@ constexpr double kDriftWanderPeriodS = 60;
 constexpr double kTwoPi = 6.283185307179586;
 }  // namespace
 
-SimGpu::SimGpu(const SimProfile& profile, std::uint64_t seed, Injection injection)
-    : profile_(profile), seed_(seed), injection_(std::move(injection)), rng_(seed),
-      shape_rng_(seed ^ 0x5A17E5ULL),
+SimGpu::SimGpu(const SimProfile& profile, std::uint64_t seed, Injection injection, int card)
+    : profile_(profile), seed_(seed), card_(card), injection_(std::move(injection)),
+      rng_(seed + 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(card)),
+      shape_rng_((seed ^ 0x5A17E5ULL) + 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(card)),
       group_skew_ns_(static_cast<std::size_t>(profile.sm_groups), 0.0) {
   // Never assume the clocks agree (SPEC §4 saw -94 µs and +256 µs).
   gpu_offset_ns_ = static_cast<Nanos>(rng_.uniform(-300'000, 300'000));
@@ -69,7 +70,7 @@ void SimGpu::request_clock(Nanos host_ns, Mhz target) {
   double to = target;
   if (injection_.power_cap_mhz && target > *injection_.power_cap_mhz) to = *injection_.power_cap_mhz;
 
-  const PairLatencyModel model = profile_.latency_model({static_cast<Mhz>(std::lround(from)), target});
+  const PairLatencyModel model = profile_.latency_model({static_cast<Mhz>(std::lround(from)), target}, card_);
   double total = 0;
   for (const auto& c : model.clusters) total += c.weight;
   double pick = rng_.uniform() * total;

@@ -23,10 +23,12 @@ struct Injection {
 
 class SimGpu {
  public:
-  SimGpu(const SimProfile& profile, std::uint64_t seed, Injection injection = {});
+  // `card`: which card of the model (its own latencies; 0 is the profile's).
+  SimGpu(const SimProfile& profile, std::uint64_t seed, Injection injection = {}, int card = 0);
 
   const SimProfile& profile() const { return profile_; }
   std::uint64_t seed() const { return seed_; }
+  int card() const { return card_; }
   Nanos now() const { return now_; }
   void advance_to(Nanos host_ns) { now_ = std::max(now_, host_ns); }
 
@@ -82,6 +84,7 @@ class SimGpu {
 
   SimProfile profile_;
   std::uint64_t seed_;
+  int card_;
   Injection injection_;
   Random rng_;
   Random shape_rng_;                  // ramp shapes and group skews, apart from the latencies

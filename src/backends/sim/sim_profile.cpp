@@ -166,11 +166,19 @@ RampShape ramp_shape_named(const std::string& name) {
               fmt::format("choose one of: {}", fmt::join(names, ", ")));
 }
 
-PairLatencyModel SimProfile::latency_model(ClockPair pair) const {
+PairLatencyModel SimProfile::latency_model(ClockPair pair, int card) const {
   // h200 borrows the GH200 model: no H200 latencies are published.
-  if (name == "h200" || name == "gh200") return hopper_model("gh200", pair);
-  if (name == "a100") return a100_model(name, pair);
-  return turing_model(name, pair);
+  PairLatencyModel m = name == "h200" || name == "gh200" ? hopper_model("gh200", pair)
+                       : name == "a100"                  ? a100_model(name, pair)
+                                                         : turing_model(name, pair);
+  if (card > 0) {
+    const double factor = 1 + card_variation * (card_uniform(name, 40 + static_cast<std::uint64_t>(card), pair.init, pair.target) - 0.5);
+    for (auto& c : m.clusters) {
+      c.center_ms *= factor;
+      c.sd_ms *= factor;
+    }
+  }
+  return m;
 }
 
 const SimProfile& profile_named(const std::string& name) {

@@ -70,8 +70,13 @@ struct SimProfile {
   double idle_power_w = 90, max_power_w = 590;
   double call_latency_min_ms = 0.15;  // t_r - t_s of the set-clock call
   double call_latency_max_ms = 0.5;
-  // The card itself, fixed per profile (the run's --seed only draws from it).
-  PairLatencyModel latency_model(ClockPair pair) const;
+  // Cards of one model differ (the paper's variability): each card but the
+  // first scales a pair's latencies by a factor fixed per card and pair,
+  // uniform within ±card_variation / 2.
+  double card_variation = 0.12;
+  // The card itself, fixed per profile and card (the run's --seed only
+  // draws from it). Card 0 is the profile's own.
+  PairLatencyModel latency_model(ClockPair pair, int card = 0) const;
 };
 
 const SimProfile& profile_named(const std::string& name);  // throws Error(usage)
