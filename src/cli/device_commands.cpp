@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <map>
 
 #include <fmt/format.h>
@@ -12,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/arguments.hpp"
+#include "cli/gpu_workers.hpp"
 #include "cli/measure_command.hpp"
 #include "cli/run_session.hpp"
 #include "cli/skip_reasons.hpp"
@@ -241,27 +244,14 @@ void print_selftest_summary(const Accuracy& a, const EmulationOptions& em) {
 
 }  // namespace
 
-int run_selftest(const SelftestOptions& o) {
-  EmulationOptions em;
-  const auto colon = o.latency_ms.find(':');
-  try {
-    em.min_latency_ms = std::stod(o.latency_ms.substr(0, colon));
-    em.max_latency_ms = std::stod(o.latency_ms.substr(colon + 1));
-  } catch (const std::exception&) {
-    em.min_latency_ms = em.max_latency_ms = -1;
-  }
-  if (colon == std::string::npos || !(em.min_latency_ms > 0) || em.max_latency_ms < em.min_latency_ms)
-    throw Error(ErrorKind::bad_argument, fmt::format("--latency-ms '{}' is not MIN:MAX with 0 < MIN <= MAX", o.latency_ms),
-                "e.g. --latency-ms 1:50");
-  if (o.measurements < 1) throw Error(ErrorKind::bad_argument, "--measurements must be at least 1");
+namespace {
+
+// One GPU's selftest; several: a directory of each, progress lines named.
+GpuOutcome selftest_gpu(const SelftestOptions& o, const BackendOptions& options, const std::string& device, bool several) {
   const Detector detector = parse_detector(o.detector);
-  if (o.iteration_fmas && *o.iteration_fmas < 8)
-    throw Error(ErrorKind::bad_argument, "--iteration-fmas must be at least 8", "e.g. --iteration-fmas 256");
-  if (!directory_writable(o.output))
-    throw Error(ErrorKind::bad_argument, unwritable_output(o.output), "choose a writable --output directory");
-  BackendOptions b = o.backend;
-  b.backend = "cuda";
-  b.emulation = em;
+  BackendOptions b = options;
+  b.device = device;
+  const EmulationOptions& em = *b.emulation;
   Backends backends = [&] {
     try {
       return open_backends(b);
@@ -273,6 +263,13 @@ int run_selftest(const SelftestOptions& o) {
                   "`latest --backend sim` measures the simulated GPU, whose truth the tests check");
     }
   }();
+  const DeviceIdentity id = backends.clocks->identity();
+  const char* job = std::getenv("SLURM_JOB_ID");
+  const std::string host = host_name_for_files();
+  std::string output = expand_output(o.output, {host, id.uuid, id.index, job ? job : ""});
+  if (several && !output_per_gpu(o.output)) output = (std::filesystem::path(output) / fmt::format("{}_{}", host, id.uuid)).string();
+  if (!directory_writable(output))
+    throw Error(ErrorKind::bad_argument, unwritable_output(output), "choose a writable --output directory");
   const auto supported = backends.clocks->supported_clocks();
   std::vector<Mhz> clocks;
   if (o.freq.empty()) {
@@ -289,7 +286,8 @@ int run_selftest(const SelftestOptions& o) {
                              {"save_traces", o.save_traces},
                              {"detector", to_string(detector)}};
   SessionOptions session_options;
-  session_options.output = o.output;
+  session_options.output = output;
+  if (several) session_options.label = fmt::format("GPU {}: ", id.index);
   const SessionResult session = run_session(backends, s, settings_doc, session_options);
 
   const Accuracy acc = accuracy_against_truth(session.results, session.state.calibrations);
@@ -305,7 +303,7 @@ int run_selftest(const SelftestOptions& o) {
                 why.empty() ? std::string("selftest: no measurement was accepted")
                             : fmt::format("selftest: no measurement was accepted; {}", fmt::join(why, "; ")),
                 inseparable ? "choose clocks further apart (--freq 1980,990), or longer iterations (--iteration-fmas)"
-                            : "see the manifest's per-pair \"failed\" counts in " + o.output);
+                            : "see the manifest's per-pair \"failed\" counts in " + output);
   }
   json doc = {{"latency_ms", {em.min_latency_ms, em.max_latency_ms}},
               {"iteration_fmas", session.state.iteration_fmas},
@@ -316,10 +314,43 @@ int run_selftest(const SelftestOptions& o) {
   json iterations = json::object();
   for (const auto& cal : session.state.calibrations) iterations[std::to_string(cal.mhz)] = cal.pooled.iteration.mean;
   doc["iteration_ns"] = iterations;
-  write_file_atomically(std::filesystem::path(o.output) / "selftest.json", doc.dump(2) + "\n");
+  write_file_atomically(std::filesystem::path(output) / "selftest.json", doc.dump(2) + "\n");
+  const std::lock_guard<std::mutex> hold(print_mutex());
+  if (several) fmt::print("GPU {} ({}, {}):\n", id.index, id.name, id.uuid);
   print_selftest_summary(acc, em);
-  fmt::print("results and selftest.json in {}\n", o.output);
-  return selftest_verdict(acc) == SelftestVerdict::failed ? 1 : 0;
+  fmt::print("results and selftest.json in {}\n", output);
+  if (selftest_verdict(acc) == SelftestVerdict::failed) return {output, 1, "the selftest's criterion was not met", ""};
+  return GpuOutcome::ok(output);
+}
+
+}  // namespace
+
+int run_selftest(const SelftestOptions& o) {
+  EmulationOptions em;
+  const auto colon = o.latency_ms.find(':');
+  try {
+    em.min_latency_ms = std::stod(o.latency_ms.substr(0, colon));
+    em.max_latency_ms = std::stod(o.latency_ms.substr(colon + 1));
+  } catch (const std::exception&) {
+    em.min_latency_ms = em.max_latency_ms = -1;
+  }
+  if (colon == std::string::npos || !(em.min_latency_ms > 0) || em.max_latency_ms < em.min_latency_ms)
+    throw Error(ErrorKind::bad_argument, fmt::format("--latency-ms '{}' is not MIN:MAX with 0 < MIN <= MAX", o.latency_ms),
+                "e.g. --latency-ms 1:50");
+  if (o.measurements < 1) throw Error(ErrorKind::bad_argument, "--measurements must be at least 1");
+  parse_detector(o.detector);
+  if (o.iteration_fmas && *o.iteration_fmas < 8)
+    throw Error(ErrorKind::bad_argument, "--iteration-fmas must be at least 8", "e.g. --iteration-fmas 256");
+  BackendOptions b = o.backend;
+  b.backend = "cuda";
+  b.emulation = em;
+  const std::vector<std::string> devices = device_list(b);
+  if (devices.empty()) throw Error(ErrorKind::not_found, "--device all found no GPU", "check nvidia-smi");
+  if (devices.size() == 1) {
+    const GpuOutcome out = selftest_gpu(o, b, devices.front(), false);
+    return out.code;
+  }
+  return run_on_each_gpu(devices, [&](const std::string& device) { return selftest_gpu(o, b, device, true); });
 }
 
 }  // namespace latest::cli

@@ -10,8 +10,6 @@
 #include <iostream>
 #include <limits>
 #include <map>
-#include <mutex>
-#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -19,7 +17,7 @@
 #include "analysis/result_reader.hpp"
 #include "cli/analysis_commands.hpp"
 #include "cli/arguments.hpp"
-#include "cli/exit_codes.hpp"
+#include "cli/gpu_workers.hpp"
 #include "cli/run_session.hpp"
 #include "cli/skip_reasons.hpp"
 #include "core/error.hpp"
@@ -349,9 +347,6 @@ void add_measure_options(CLI::App& app, MeasureOptions& o) {
 
 namespace {
 
-// Whole tables and summaries from several GPUs' workers, one at a time.
-std::mutex g_print;
-
 // One GPU, start to end: its backends, clocks, lock, run, summary and
 // analysis. `several`: each GPU gets its own directory and names itself in
 // progress lines. Errors propagate (the caller maps them to exit codes).
@@ -414,7 +409,7 @@ std::string measure_gpu(const MeasureOptions& o, const std::string& device, bool
   const SessionResult session = run_session(backends, settings, settings_doc, session_options);
   // The run ends by analysing its own output (all pairs, resumed ones too).
   analyse_and_report(output);
-  const std::lock_guard<std::mutex> hold(g_print);
+  const std::lock_guard<std::mutex> hold(print_mutex());
   if (several) fmt::print("GPU {} ({}, {}):\n", id.index, id.name, id.uuid);
   print_summary(session, output);
   if (session.state.traces_dropped > 0)
@@ -472,41 +467,7 @@ int run_measure(const MeasureOptions& o) {
     measure_gpu(o, devices.front(), false);
     return 0;
   }
-  // One worker a GPU, all at once. A failure on one stops none of the
-  // others; SIGINT stops them all, each restoring its own card.
-  struct Outcome {
-    int code = 0;
-    std::string output, message, hint;
-  };
-  std::vector<Outcome> outcomes(devices.size());
-  std::vector<std::thread> workers;
-  for (std::size_t i = 0; i < devices.size(); ++i)
-    workers.emplace_back([&, i] {
-      Outcome& out = outcomes[i];
-      try {
-        out.output = measure_gpu(o, devices[i], true);
-      } catch (const Error& e) {
-        out = {static_cast<int>(exit_code_for(e.kind())), "", e.what(), e.hint()};
-      } catch (const std::exception& e) {
-        out = {static_cast<int>(ExitCode::internal), "", std::string("internal error: ") + e.what(), ""};
-      }
-    });
-  for (auto& w : workers) w.join();
-  int code = 0, failed = 0;
-  fmt::print("{} GPUs:\n", devices.size());
-  for (std::size_t i = 0; i < devices.size(); ++i) {
-    const Outcome& out = outcomes[i];
-    if (out.code == 0) {
-      fmt::print("  --device {}: ok, results in {}\n", devices[i], out.output);
-      continue;
-    }
-    ++failed;
-    if (code == 0) code = out.code;  // the first failing GPU in device order
-    fmt::print("  --device {}: failed (exit {}): {}{}\n", devices[i], out.code, out.message,
-               out.hint.empty() ? "" : " (" + out.hint + ")");
-  }
-  if (failed > 0) fmt::print(stderr, "latest: {} of {} GPUs failed; the exit code is the first one's\n", failed, devices.size());
-  return code;
+  return run_on_each_gpu(devices, [&](const std::string& device) { return GpuOutcome::ok(measure_gpu(o, device, true)); });
 }
 
 }  // namespace latest::cli

@@ -1,0 +1,30 @@
+#pragma once
+// Several GPUs at once (--device all or a list): one worker thread a GPU,
+// a failure on one stopping none of the others, one summary at the end.
+#include <functional>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace latest::cli {
+
+// What one GPU's work ended with: its result directory, and a non-zero
+// exit code with its message where it did not succeed without an error
+// (a selftest whose criterion failed).
+struct GpuOutcome {
+  std::string output;
+  int code = 0;
+  std::string message, hint;
+  static GpuOutcome ok(std::string output) { return {std::move(output), 0, {}, {}}; }
+};
+
+// Whole tables and summaries from several workers, one at a time.
+std::mutex& print_mutex();
+
+// Runs work(device) for every device at once and prints a line a GPU.
+// Errors become that GPU's exit code (exit_codes.hpp). Returns 0 when every
+// GPU succeeded, else the first failing GPU's code in device order.
+int run_on_each_gpu(const std::vector<std::string>& devices, const std::function<GpuOutcome(const std::string&)>& work);
+
+}  // namespace latest::cli
