@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-sklearn chromium
   clang libclang-rt-14-dev pkgconf
+  slurmctld slurmd slurm-client munge
 )
 # Node.js and npm only to install the charting library; a newer one already
 # on PATH serves as well.
