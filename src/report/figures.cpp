@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/statistics.hpp"
 #include "results/atomic_file.hpp"
 
 namespace latest::report {
@@ -133,11 +134,12 @@ json violins(const analysis::GpuAnalysis& gpu) {
 
 // Every pair's measurements in order, coloured by DBSCAN cluster (outliers
 // grey); a menu picks the pair.
-json scatter(const analysis::GpuAnalysis& gpu) {
+json scatter(const analysis::GpuAnalysis& gpu, const std::vector<std::size_t>& shown) {
   static const char* const kPalette[] = {"#4c78a8", "#f58518", "#54a24b", "#b279a2", "#9d755d", "#ff9da6", "#72b7b2", "#eeca3b"};
   json values = json::array(), names = json::array();
   int most_clusters = 0;
-  for (const auto& p : gpu.pairs) {
+  for (std::size_t i : shown) {
+    const auto& p = gpu.pairs[i];
     const auto& m = gpu.results->pairs.at({p.pair.init, p.pair.target});
     const std::string name = pair_name(p.pair.init, p.pair.target);
     names.push_back(name);
@@ -173,19 +175,27 @@ json scatter(const analysis::GpuAnalysis& gpu) {
                       {{"field", "ms"}, {"format", ".4f"}}, {{"field", "cluster"}}}}}}});
 }
 
-// Measured against the truth, per measurement: the error in µs against the
-// true latency, coloured by pair (where there are few enough to tell apart).
-json accuracy(const analysis::GpuAnalysis& gpu, std::size_t& with_truth) {
+// Measured against the truth: the error in µs against the true latency,
+// per measurement (or, where the report summarises, each pair's median),
+// coloured by pair where there are few enough to tell apart.
+json accuracy(const analysis::GpuAnalysis& gpu, bool per_measurement, std::size_t& with_truth) {
   json values = json::array();
   with_truth = 0;
   for (const auto& p : gpu.pairs) {
     const auto& m = gpu.results->pairs.at({p.pair.init, p.pair.target});
+    std::vector<double> errors, truths;
     for (std::size_t k = 0; k < m.switching_ms.size() && k < m.true_switching_ms.size(); ++k) {
       if (!std::isfinite(m.true_switching_ms[k])) continue;
       ++with_truth;
-      values.push_back({{"pair", pair_name(p.pair.init, p.pair.target)}, {"true_ms", m.true_switching_ms[k]},
-                        {"error_us", std::round((m.switching_ms[k] - m.true_switching_ms[k]) * 1e4) / 10}});
+      errors.push_back((m.switching_ms[k] - m.true_switching_ms[k]) * 1e3);
+      truths.push_back(m.true_switching_ms[k]);
+      if (per_measurement)
+        values.push_back({{"pair", pair_name(p.pair.init, p.pair.target)}, {"true_ms", m.true_switching_ms[k]},
+                          {"error_us", std::round(errors.back() * 10) / 10}});
     }
+    if (!per_measurement && !errors.empty())
+      values.push_back({{"pair", pair_name(p.pair.init, p.pair.target)}, {"true_ms", quantile(truths, 0.5)},
+                        {"error_us", std::round(quantile(errors, 0.5) * 10) / 10}});
   }
   json colour = {{"field", "pair"}, {"type", "nominal"}, {"title", "pair"}};
   if (gpu.pairs.size() > 12) colour = {{"value", "#4c78a8"}};
@@ -194,7 +204,8 @@ json accuracy(const analysis::GpuAnalysis& gpu, std::size_t& with_truth) {
       {"mark", {{"type", "point"}, {"filled", true}, {"size", 20}, {"opacity", 0.7}}},
       {"encoding",
        {{"x", {{"field", "true_ms"}, {"type", "quantitative"}, {"title", "true switching latency (ms)"}, {"scale", {{"zero", false}}}}},
-        {"y", {{"field", "error_us"}, {"type", "quantitative"}, {"title", "measured − true (µs)"}}},
+        {"y", {{"field", "error_us"}, {"type", "quantitative"},
+               {"title", per_measurement ? "measured − true (µs)" : "median of measured − true (µs)"}}},
         {"color", colour},
         {"tooltip", {{{"field", "pair"}}, {{"field", "true_ms"}, {"title", "true, ms"}, {"format", ".4f"}},
                      {{"field", "error_us"}, {"title", "error, µs"}, {"format", ".1f"}}}}}}};
@@ -232,7 +243,36 @@ json boxes(const json& model) {
 
 }  // namespace
 
-std::vector<Figure> gpu_figures(const analysis::GpuAnalysis& gpu, std::size_t index, const json& matrices) {
+Detail detail_for(const analysis::Analysis& a) {
+  std::size_t total = 0;
+  for (const auto& r : a.results)
+    for (const auto& [k, m] : r.pairs) total += m.switching_ms.size();
+  if (total <= kDetailBudget) return {};
+  return {false, kDetailBudget / std::max<std::size_t>(1, a.gpus.size())};
+}
+
+std::vector<std::size_t> detail_pairs(const analysis::GpuAnalysis& gpu, const Detail& detail) {
+  std::vector<std::size_t> order(gpu.pairs.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (detail.full) return order;
+  // The slowest worst cases first: the pairs a runtime most needs to see.
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t l, std::size_t r) {
+    const double a = gpu.pairs[l].filtered.n ? gpu.pairs[l].filtered.max : 0, b = gpu.pairs[r].filtered.n ? gpu.pairs[r].filtered.max : 0;
+    return a > b;
+  });
+  std::vector<std::size_t> shown;
+  std::size_t used = 0;
+  for (std::size_t i : order) {
+    const std::size_t n = gpu.pairs[i].all.n;
+    if (!shown.empty() && used + n > detail.per_gpu) break;
+    shown.push_back(i);
+    used += n;
+  }
+  return shown;
+}
+
+std::vector<Figure> gpu_figures(const analysis::GpuAnalysis& gpu, std::size_t index, const json& matrices,
+                                const Detail& detail) {
   const analysis::GpuResults& r = *gpu.results;
   std::map<std::pair<Mhz, Mhz>, std::string> gaps;
   for (Mhz a : r.requested_clocks)
@@ -240,6 +280,7 @@ std::vector<Figure> gpu_figures(const analysis::GpuAnalysis& gpu, std::size_t in
       if (a != b && !r.pairs.count({a, b}) && !r.skipped.count({a, b})) gaps[{a, b}] = "not measured yet";
   for (const auto& [k, why] : r.skipped) gaps[k] = "skipped: " + why;
   const std::string n = std::to_string(index);
+  const std::vector<std::size_t> shown = detail_pairs(gpu, detail);
   std::vector<Figure> out = {
       {"heatmap-min-" + n, "Best case: the minimum switching latency of each pair, without outliers (rows initial, columns target)",
        heatmap(gpu.clocks, matrices.at("min_ms"), gaps, "best case (ms)")},
@@ -247,14 +288,21 @@ std::vector<Figure> gpu_figures(const analysis::GpuAnalysis& gpu, std::size_t in
        heatmap(gpu.clocks, matrices.at("max_ms"), gaps, "worst case (ms)")},
       {"violin-" + n, "Worst-case switching latency of increasing against decreasing pairs (one point a pair, without outliers)",
        violins(gpu)},
-      {"scatter-" + n, "One pair's measurements in order, coloured by DBSCAN cluster (grey: outliers; all measurements)",
-       scatter(gpu)}};
+      {"scatter-" + n,
+       detail.full ? "One pair's measurements in order, coloured by DBSCAN cluster (grey: outliers; all measurements)"
+                   : fmt::format("One pair's measurements in order, coloured by DBSCAN cluster (grey: outliers). This report "
+                                 "summarises: the menu holds the {} slowest of {} pairs; every measurement is in the result "
+                                 "directory's CSVs",
+                                 shown.size(), gpu.pairs.size()),
+       scatter(gpu, shown)}};
   std::size_t with_truth = 0;
-  json acc = accuracy(gpu, with_truth);
+  json acc = accuracy(gpu, detail.full, with_truth);
   if (with_truth > 0)
     out.push_back({"accuracy-" + n,
-                   fmt::format("Accuracy: each measurement against the known truth ({} measurements, outliers included)",
-                               with_truth),
+                   detail.full ? fmt::format("Accuracy: each measurement against the known truth ({} measurements, outliers "
+                                             "included)", with_truth)
+                               : fmt::format("Accuracy: each pair's median error against the known truth ({} measurements, "
+                                             "outliers included)", with_truth),
                    std::move(acc)});
   return out;
 }

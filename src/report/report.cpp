@@ -31,7 +31,11 @@ json figures_json(const std::vector<Figure>& figures) {
   return out;
 }
 
-json gpu_json(const GpuAnalysis& g, std::size_t index, const json& summary, const json& matrices) {
+// The per-pair tables list every pair up to this many; beyond, the slowest
+// ones and those with events or misfits, and say where the rest is.
+constexpr std::size_t kTablePairs = 300;
+
+json gpu_json(const GpuAnalysis& g, std::size_t index, const json& summary, const json& matrices, const Detail& detail) {
   const GpuResults& r = *g.results;
   // Per pair from the runs' manifests: misfit counts and the trace file.
   std::map<std::pair<Mhz, Mhz>, json> misfits, pair_events;
@@ -95,11 +99,26 @@ json gpu_json(const GpuAnalysis& g, std::size_t index, const json& summary, cons
                                          m.value("status", "?"), m.value("started_utc", "?"), dev.value("pci_bus_id", "?"),
                                          sync.value("max_uncertainty_us", 0.0), sync.value("drift_ppm", 0.0))}});
   }
-  return {{"host", r.host}, {"uuid", r.uuid}, {"name", r.name}, {"clocks", g.clocks},
-          {"min", matrices.at("min_ms")}, {"max", matrices.at("max_ms")},
-          {"pairs", pairs}, {"skipped", skipped}, {"missing", missing}, {"calibration", calibration},
+  const std::size_t pairs_total = pairs.size();
+  if (pairs_total > kTablePairs) {
+    // The slowest worst cases, then every pair with something to say.
+    std::vector<std::size_t> order(pairs_total);
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    const auto worst = [&](std::size_t i) { return pairs[i]["max"].is_number() ? pairs[i]["max"].get<double>() : 0.0; };
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t l, std::size_t r) { return worst(l) > worst(r); });
+    json kept = json::array();
+    for (std::size_t rank = 0; rank < order.size(); ++rank) {
+      const json& p = pairs[order[rank]];
+      if (rank < kTablePairs / 3 || !p["events"].empty() || !p["misfits"].empty() || !p["trace_file"].is_null())
+        kept.push_back(p);
+    }
+    pairs = std::move(kept);
+  }
+  // The matrices and measurements are in the figures' specs, not twice.
+  return {{"host", r.host}, {"uuid", r.uuid}, {"name", r.name}, {"pairs", pairs}, {"pairs_total", pairs_total},
+          {"skipped", skipped}, {"missing", missing}, {"calibration", calibration},
           {"throttle_events", events}, {"runs", runs}, {"summary", summary},
-          {"figures", figures_json(gpu_figures(g, index, matrices))}};
+          {"figures", figures_json(gpu_figures(g, index, matrices, detail))}};
 }
 
 // For each model with two or more GPUs: range matrices and the widest pairs.
@@ -173,10 +192,10 @@ json models_json(const Analysis& a) {
     std::sort(order.begin(), order.end(), [&](std::size_t l, std::size_t r) { return deviation[l] > deviation[r]; });
     for (std::size_t g : order)
       ranking.push_back({{"gpu", names[g]}, {"deviation_percent", shared ? 100 * deviation[g] / shared : 0.0}, {"pairs", shared}});
-    json model = {{"name", name}, {"gpus", names}, {"clocks", clocks}, {"range_min", range_min},
-                  {"range_max", range_max}, {"widest", widest}, {"ranking", ranking}};
-    model["figures"] = figures_json(model_figures(model, models.size()));
-    models.push_back(model);
+    const json inputs = {{"gpus", names}, {"clocks", clocks}, {"range_min", range_min}, {"range_max", range_max},
+                         {"widest", widest}};
+    models.push_back({{"name", name}, {"gpus", names}, {"ranking", ranking},
+                      {"figures", figures_json(model_figures(inputs, models.size()))}});
   }
   return models;
 }
@@ -187,9 +206,11 @@ json report_data(const Analysis& a) {
   const json summary = summary_json(a);
   const json matrices = matrices_json(a);
   json gpus = json::array();
+  const Detail detail = detail_for(a);
   for (std::size_t i = 0; i < a.gpus.size(); ++i)
-    gpus.push_back(gpu_json(a.gpus[i], i, summary["gpus"][i], matrices["gpus"][i]));
-  return {{"tool_version", LATEST_VERSION}, {"charting", kChartingVersions}, {"gpus", gpus}, {"models", models_json(a)}};
+    gpus.push_back(gpu_json(a.gpus[i], i, summary["gpus"][i], matrices["gpus"][i], detail));
+  return {{"tool_version", LATEST_VERSION}, {"charting", kChartingVersions}, {"summarised", !detail.full},
+          {"gpus", gpus}, {"models", models_json(a)}};
 }
 
 std::vector<Figure> report_figures(const Analysis& a) {

@@ -215,6 +215,83 @@ TEST(Report, HeatmapsOfAFullClockTableRenderInChromium) {
   std::filesystem::remove_all(dir);
 }
 
+// Synthetic results of `gpus` cards, every pair of `clocks`, `n`
+// measurements each with a known truth; cards differ by a few per cent.
+analysis::Analysis synthetic(int gpus, const std::vector<Mhz>& clocks, int n) {
+  analysis::Analysis a;
+  for (int g = 0; g < gpus; ++g) {
+    analysis::GpuResults r;
+    r.host = "node";
+    r.uuid = "GPU-card-" + std::to_string(g);
+    r.name = "Simulated NVIDIA H200";
+    r.requested_clocks = clocks;
+    for (Mhz i : clocks)
+      for (Mhz t : clocks) {
+        if (i == t) continue;
+        analysis::PairMeasurements m;
+        m.pair = {i, t};
+        for (int k = 1; k <= n; ++k) {
+          const double v = (1 + 0.02 * g) * (5 + static_cast<double>(t % 7)) + 0.001 * (k % 5);
+          m.index.push_back(k);
+          m.switching_ms.push_back(v);
+          m.transition_ms.push_back(1);
+          m.paper_switching_ms.push_back(NAN);
+          m.true_switching_ms.push_back(v - 0.0005);
+        }
+        r.pairs.emplace(std::make_pair(i, t), m);
+      }
+    a.results.push_back(r);
+  }
+  for (const auto& r : a.results) a.gpus.push_back(analysis::analyse_gpu(r));
+  return a;
+}
+
+// Past kDetailBudget measurements the report summarises, and says so: the
+// scatter holds the slowest pairs that fit, accuracy each pair's median,
+// the tables the notable pairs.
+TEST(Report, LargeResultsAreSummarisedAndSaySo) {
+  std::vector<Mhz> clocks;
+  for (Mhz f = 1005; f <= 1980; f += 15) clocks.push_back(f);  // 66 clocks, 4290 pairs
+  const analysis::Analysis a = synthetic(1, clocks, 15);          // 64350 measurements
+  const Detail detail = detail_for(a);
+  ASSERT_FALSE(detail.full);
+  const auto shown = detail_pairs(a.gpus[0], detail);
+  EXPECT_EQ(shown.size(), kDetailBudget / 15);
+  for (std::size_t i = 1; i < shown.size(); ++i)
+    EXPECT_GE(a.gpus[0].pairs[shown[i - 1]].filtered.max, a.gpus[0].pairs[shown[i]].filtered.max) << "slowest first";
+  const auto dir = scratch("report-summarised");
+  std::filesystem::create_directories(dir);
+  write_report(a, dir / "report.html");
+  EXPECT_LT(std::filesystem::file_size(dir / "report.html"), 8u << 20);
+  const std::string dom = dump_dom(dir / "report.html");
+  ASSERT_NE(dom.find("data-rendered=\"1\""), std::string::npos);
+  EXPECT_NE(dom.find("data-errors=\"0\""), std::string::npos);
+  EXPECT_NE(dom.find("this report summarises them"), std::string::npos);
+  EXPECT_NE(dom.find("data-summarised=\"1\""), std::string::npos) << "the per-pair tables say they are cut";
+  EXPECT_EQ(items(dom, "accuracy-0", "errors"), 4290) << "one point a pair";
+  EXPECT_EQ(items(dom, "scatter-0", "points"), 15) << "the slowest pair's measurements";
+  EXPECT_EQ(items(dom, "heatmap-max-0", "cells"), 4290);
+  std::filesystem::remove_all(dir);
+}
+
+// Many GPUs: the comparison is drawn at once, each GPU's figures when its
+// section is opened.
+TEST(Report, ManyGpusFoldTheirSections) {
+  const analysis::Analysis a = synthetic(10, {990, 1980}, 10);
+  const auto dir = scratch("report-many");
+  std::filesystem::create_directories(dir);
+  write_report(a, dir / "report.html");
+  const std::string dom = dump_dom(dir / "report.html");
+  ASSERT_NE(dom.find("data-rendered=\"1\""), std::string::npos);
+  EXPECT_NE(dom.find("data-errors=\"0\""), std::string::npos);
+  EXPECT_EQ(count(dom, "<details data-gpu="), 10);
+  EXPECT_EQ(items(dom, "range-max-0", "cells"), 2);
+  EXPECT_EQ(items(dom, "boxes-0", "boxes_layer_1"), 2 * 10);
+  EXPECT_EQ(marks(dom, "heatmap-max-3"), nlohmann::json::object()) << "drawn on opening only";
+  EXPECT_LT(dom.find("data-model=\"0\""), dom.find("<details data-gpu=\"0\"")) << "the comparison first";
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Report, PartialRunShowsItsGaps) {
   const auto dir = scratch("report-partial");
   const std::string dom = rendered_after_edit(dir, 5, [](nlohmann::json& m) { m["pairs"].erase(0); });
