@@ -52,6 +52,10 @@ bool process_alive(long pid) { return kill(static_cast<pid_t>(pid), 0) == 0 || e
 
 OutputLock::OutputLock(const fs::path& dir, bool break_lock, std::string* notice) : file_(dir / kFileName) {
   std::error_code ec;
+  for (fs::path p = fs::absolute(dir, ec); !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
+    created_ = p;
+    if (p == p.parent_path()) break;
+  }
   fs::create_directories(dir, ec);
   if (ec)
     throw Error(ErrorKind::bad_argument, fmt::format("cannot create {}: {}", dir.string(), ec.message()),
@@ -109,6 +113,12 @@ OutputLock::~OutputLock() {
   std::stringstream text;
   text << in.rdbuf();
   if (text.str() == token_) unlink(file_.c_str());
+  if (created_.empty()) return;
+  std::error_code ec;
+  for (fs::path p = fs::absolute(file_.parent_path(), ec); !p.empty(); p = p.parent_path()) {
+    if (!fs::is_empty(p, ec) || ec || !fs::remove(p, ec)) break;
+    if (p == created_) break;
+  }
 }
 
 }  // namespace latest

@@ -18,7 +18,8 @@ struct LockHolder {
 class OutputLock {
  public:
   static constexpr const char* kFileName = ".latest.lock";
-  // Creates `dir` if needed and takes its lock. Throws Error(in_use) naming
+  // Creates `dir` if needed (and removes it again on release if it stays
+  // empty) and takes its lock. Throws Error(in_use) naming
   // the holder when another live run has it (or one on another host, unless
   // `break_lock`). `notice` receives a line when a stale or broken lock was
   // taken over.
@@ -30,6 +31,9 @@ class OutputLock {
  private:
   std::filesystem::path file_;
   std::string token_;  // what we wrote: removed on release only if still ours
+  // The outermost directory the lock created, removed on release if the run
+  // left it empty (a refused run leaves no files).
+  std::filesystem::path created_;
 };
 
 }  // namespace latest

@@ -49,7 +49,10 @@ TEST(OutputLock, IsHeldForTheRunAndGoneAfter) {
     EXPECT_EQ(holder["pid"], getpid());
     EXPECT_EQ(holder["host"], host_name_for_files());
   }
-  EXPECT_FALSE(fs::exists(dir / OutputLock::kFileName));
+  EXPECT_FALSE(fs::exists(dir)) << "a directory the lock made and nothing filled is gone (a refused run leaves no files)";
+  fs::create_directories(dir / "kept");
+  { OutputLock lock(dir, false); }
+  EXPECT_TRUE(fs::exists(dir / "kept")) << "one that holds anything stays";
   fs::remove_all(dir);
 }
 
