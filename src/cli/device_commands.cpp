@@ -264,6 +264,7 @@ GpuOutcome selftest_gpu(const SelftestOptions& o, const BackendOptions& options,
     }
   }();
   const DeviceIdentity id = backends.clocks->identity();
+  pin_near(backends.query.get(), several ? fmt::format("GPU {}: ", id.index) : std::string());
   const char* job = std::getenv("SLURM_JOB_ID");
   const std::string host = host_name_for_files();
   std::string output = expand_output(o.output, {host, id.uuid, id.index, job ? job : ""});

@@ -1,14 +1,40 @@
 #include "cli/gpu_workers.hpp"
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <exception>
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/exit_codes.hpp"
 #include "core/error.hpp"
 
 namespace latest::cli {
+
+void pin_near(DeviceQuery* query, const std::string& label) {
+  if (!query) return;
+  const std::vector<int> cpus = query->near_cpus();
+  if (cpus.empty()) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<std::string> ranges;
+  for (std::size_t i = 0; i < cpus.size(); ++i) {
+    if (cpus[i] < CPU_SETSIZE) CPU_SET(cpus[i], &set);
+    std::size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    ranges.push_back(j == i ? std::to_string(cpus[i]) : fmt::format("{}-{}", cpus[i], cpus[j]));
+    i = j;
+  }
+  if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) {
+    fmt::print(stderr, "latest: {}could not move to the CPUs nearest the GPU ({}); running where the system puts it\n",
+               label, fmt::join(ranges, ","));
+    return;
+  }
+  fmt::print(stderr, "latest: {}runs on CPUs {}, the ones nearest the GPU\n", label, fmt::join(ranges, ","));
+}
 
 std::mutex& print_mutex() {
   static std::mutex m;

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/device_query.hpp"
+
 namespace latest::cli {
 
 // What one GPU's work ended with: its result directory, and a non-zero
@@ -18,6 +20,10 @@ struct GpuOutcome {
   std::string message, hint;
   static GpuOutcome ok(std::string output) { return {std::move(output), 0, {}, {}}; }
 };
+
+// Moves the calling thread (and the threads it starts) to the CPUs nearest
+// the device, where it says which; says so on stderr after `label`.
+void pin_near(DeviceQuery* query, const std::string& label);
 
 // Whole tables and summaries from several workers, one at a time.
 std::mutex& print_mutex();

@@ -357,6 +357,7 @@ std::string measure_gpu(const MeasureOptions& o, const std::string& device, bool
   const DeviceIdentity id = backends.clocks->identity();
   const std::string label = several ? fmt::format("GPU {}: ", id.index) : std::string();
   if (!backends.notice.empty() && (!several || id.index == 0)) fmt::print(stderr, "{}\n", backends.notice);
+  pin_near(backends.query.get(), label);
   const std::vector<Mhz> clocks = parse_clock_list(o.freq, backends.clocks->supported_clocks());
   const std::vector<ClockPair> pairs = resolve_pairs(o.pairs, clocks);
   if (pairs.empty())

@@ -24,6 +24,9 @@ class DeviceQuery {
   // Every GPU the driver sees, in its own numbering.
   virtual std::vector<DeviceIdentity> all_devices() = 0;
   virtual DeviceStatus status() = 0;
+  // The host CPUs nearest the device (its NUMA node or socket), where a
+  // thread driving it belongs; empty where the device does not say.
+  virtual std::vector<int> near_cpus() { return {}; }
 };
 
 }  // namespace latest

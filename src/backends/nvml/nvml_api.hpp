@@ -74,7 +74,8 @@ struct nvmlProcessInfo_t {  // nvmlProcessInfo_v2_t, used by the _v3 query
   X(nvmlDeviceGetPowerUsage, (nvmlDevice_t device, unsigned* milliwatts))                               \
   X(nvmlDeviceGetPowerManagementLimit, (nvmlDevice_t device, unsigned* milliwatts))                     \
   X(nvmlDeviceGetComputeRunningProcesses_v3, (nvmlDevice_t device, unsigned* count, nvmlProcessInfo_t* infos)) \
-  X(nvmlDeviceGetAPIRestriction, (nvmlDevice_t device, unsigned api, unsigned* state))
+  X(nvmlDeviceGetAPIRestriction, (nvmlDevice_t device, unsigned api, unsigned* state))                  \
+  X(nvmlDeviceGetCpuAffinity, (nvmlDevice_t device, unsigned cpu_set_size, unsigned long* cpu_set))
 
 #define LATEST_NVML_SETTERS(X)                                                                          \
   X(nvmlDeviceSetGpuLockedClocks, (nvmlDevice_t device, unsigned min_mhz, unsigned max_mhz))           \

@@ -198,4 +198,16 @@ DeviceStatus NvmlDevice::status() {
   return s;
 }
 
+std::vector<int> NvmlDevice::near_cpus() {
+  // A bitmask of 64-bit words, CPU k at bit k % 64 of word k / 64.
+  constexpr unsigned kWords = 1024 / 64;
+  unsigned long mask[kWords] = {};
+  std::vector<int> cpus;
+  if (lib_->nvmlDeviceGetCpuAffinity(device_, kWords, mask) != NVML_SUCCESS) return cpus;
+  for (unsigned w = 0; w < kWords; ++w)
+    for (unsigned b = 0; b < 64; ++b)
+      if (mask[w] >> b & 1UL) cpus.push_back(static_cast<int>(w * 64 + b));
+  return cpus;
+}
+
 }  // namespace latest::nvml

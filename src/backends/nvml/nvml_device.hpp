@@ -35,6 +35,7 @@ class NvmlDevice final : public ClockControl, public ClockState, public DeviceQu
 
   std::vector<DeviceIdentity> all_devices() override;
   DeviceStatus status() override;
+  std::vector<int> near_cpus() override;
 
   bool read_only() const { return lib_->read_only(); }
 

@@ -87,6 +87,20 @@ TEST_F(FakeNvml, SetsClocksAndRestoresThePriorState) {
   EXPECT_NE(slurp(dir_ / "t.json").find("\"power_limit_w\": 700.0"), std::string::npos) << slurp(dir_ / "t.json");
 }
 
+// The worker moves to the CPUs NVML names as nearest the card, and says so;
+// where NVML does not say, it stays where it is.
+TEST_F(FakeNvml, TheWorkerRunsOnTheCpusNearestTheGpu) {
+  set({{"cpu_affinity", "0"}});
+  const Result near = run(measure(5), env());
+  ASSERT_EQ(near.code, 0) << near.err;
+  EXPECT_NE(near.err.find("runs on CPUs 0, the ones nearest the GPU"), std::string::npos) << near.err;
+  set({{"cpu_affinity", ""}});
+  fs::remove_all(dir_ / "results");
+  const Result unsaid = run(measure(5), env());
+  ASSERT_EQ(unsaid.code, 0) << unsaid.err;
+  EXPECT_EQ(unsaid.err.find("nearest the GPU"), std::string::npos) << unsaid.err;
+}
+
 TEST_F(FakeNvml, PermissionDeniedIsExitFourWithAHint) {
   set({{"fail_setters", "4"}});
   const Result r = run(measure(), env());

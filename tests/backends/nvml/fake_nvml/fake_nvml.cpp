@@ -233,6 +233,19 @@ int nvmlDeviceGetAPIRestriction(Dev, unsigned, unsigned* state) {
   *state = 1;
   return 0;
 }
+// The CPUs near the card: state key cpu_affinity (a comma list), else not said.
+int nvmlDeviceGetCpuAffinity(Dev, unsigned words, unsigned long* mask) {
+  QUERY_GUARD
+  if (s["cpu_affinity"].empty()) return 3;
+  for (unsigned w = 0; w < words; ++w) mask[w] = 0;
+  std::stringstream list(s["cpu_affinity"]);
+  std::string item;
+  while (std::getline(list, item, ',')) {
+    const unsigned cpu = static_cast<unsigned>(std::atoi(item.c_str()));
+    if (cpu / 64 < words) mask[cpu / 64] |= 1UL << (cpu % 64);
+  }
+  return 0;
+}
 int nvmlDeviceSetGpuLockedClocks(Dev, unsigned lo, unsigned hi) {
   return setter("SetGpuLockedClocks", std::to_string(lo) + "," + std::to_string(hi),
                 [](State& s, const std::string& d) { s["locked_mhz"] = d.substr(0, d.find(',')); });
