@@ -165,6 +165,25 @@ TEST_P(ReportProfile, RendersFromSimulatorOutput) {
   EXPECT_EQ(items(dom, "scatter-0", "points"), 25);
   EXPECT_NE(dom.find("data-terms=\"1\""), std::string::npos) << "the terms, explained once";
   EXPECT_NE(dom.find("from the set-clock request until every SM runs at the target clock for good"), std::string::npos);
+  // What a reader sees (text, not scripts or markup) carries no raw
+  // floating-point noise such as "1.1549654694851086".
+  std::string text;
+  for (std::size_t at = 0; at < dom.size();) {
+    if (dom.compare(at, 7, "<script") == 0) {
+      at = dom.find("</script>", at);
+      if (at == std::string::npos) break;
+      at += 9;
+    } else if (dom[at] == '<') {
+      at = dom.find('>', at);
+      if (at == std::string::npos) break;
+      ++at;
+      text += ' ';
+    } else {
+      text += dom[at++];
+    }
+  }
+  std::smatch noise;
+  EXPECT_FALSE(std::regex_search(text, noise, std::regex("[0-9]\\.[0-9]{7,}"))) << noise.str();
   std::filesystem::remove_all(dir);
 }
 
