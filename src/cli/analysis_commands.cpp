@@ -91,7 +91,8 @@ std::vector<fs::path> result_dirs(const std::vector<std::string>& given) {
   for (const fs::path dir : given) {
     if (!fs::exists(dir))
       throw Error(ErrorKind::not_found, fmt::format("{} does not exist", dir.string()), "give a result directory");
-    if (fs::exists(dir / "manifest.json")) {
+    // A result directory, or a file the reader will say is none.
+    if (fs::exists(dir / "manifest.json") || !fs::is_directory(dir)) {
       out.push_back(dir);
       continue;
     }
