@@ -7,6 +7,7 @@
 set -euo pipefail
 bin=$(cd "$1" && pwd)/latest
 out=${2:-$(mktemp -d)}
+mkdir -p "$out"
 echo "host: $(nproc) cores; run: --freq 1980,1500,990 --max-measurements 25, seed 1"
 printf "%6s %10s %14s %16s\n" GPUs "wall s" "CPU s (total)" "CPU s per GPU"
 for n in 1 2 4 8; do
