@@ -16,7 +16,8 @@ selftest() {  # name timeout args...
   local name=$1 limit=$2; shift 2
   step selftest $name: "$@"
   timeout "$limit" $bin selftest --output "$name" "$@" 2>&1 | grep -v "^\[" | tail -12; echo "rc=${PIPESTATUS[0]}"
-  [ -f "$name/manifest.json" ] && pairs "$name"
+  # One manifest, or one a GPU below it (--device all).
+  find "$name" -name manifest.json 2>/dev/null | sort | while read -r m; do pairs "$(dirname "$m")"; done
   tar -rf "$out/selftests.tar" "$name" 2>/dev/null
 }
 {
