@@ -208,8 +208,10 @@ void add_selftest_command(CLI::App& app, SelftestOptions& o) {
                   "fix the iteration length, the time resolution (default: sized from the window)");
   cmd->add_flag("--save-traces", o.save_traces, "keep each SM's records around every switch (traces/)");
   cmd->add_option("--detector", o.detector, "pooled (the default) or paper")->capture_default_str();
-  cmd->add_option("-o,--output", o.output, "result directory")->capture_default_str();
-  cmd->add_option("-d,--device", o.backend.device, "GPU: index, UUID or PCI bus id")->capture_default_str();
+  cmd->add_option("-o,--output", o.output,
+                  "result directory (placeholders %h %u %i %j; several GPUs: HOST_UUID below it)")->capture_default_str();
+  cmd->add_option("-d,--device", o.backend.device,
+                  "GPU: index, UUID or PCI bus id; several at once: all, or a list (0,2)")->capture_default_str();
   cmd->add_option("--seed", o.backend.seed, "seed for L")->capture_default_str();
   cmd->add_option("--warps", o.backend.warps, "warps per SM")->capture_default_str();
 }
