@@ -107,7 +107,19 @@ std::vector<fs::path> result_dirs(const std::vector<std::string>& given) {
     std::sort(found.begin(), found.end());
     out.insert(out.end(), found.begin(), found.end());
   }
-  return out;
+  // A directory reached twice (given twice, or with one that holds it) is
+  // read once: its measurements would otherwise count twice.
+  std::vector<fs::path> unique;
+  std::vector<fs::path> seen;
+  for (const auto& d : out) {
+    std::error_code ec;
+    const fs::path canonical = fs::weakly_canonical(d, ec);
+    const fs::path key = ec ? d : canonical;
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+    seen.push_back(key);
+    unique.push_back(d);
+  }
+  return unique;
 }
 
 }  // namespace

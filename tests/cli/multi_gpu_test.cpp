@@ -67,6 +67,10 @@ TEST(MultiGpu, FourSimulatedCardsAtOnceThenOneAnalysisOfAll) {
   int gpus = 0;
   for (auto at = a.out.find("Simulated NVIDIA H200 on"); at != std::string::npos; at = a.out.find("Simulated NVIDIA H200 on", at + 1)) ++gpus;
   EXPECT_EQ(gpus, 4) << a.out;
+  // A directory given twice, or with the one that holds it, counts once.
+  const Result twice = run({"analyze", (dir / host).string(), dirs.front().string(), "--output", (dir / "twice").string()});
+  ASSERT_EQ(twice.code, 0) << twice.err;
+  EXPECT_EQ(slurp(dir / "twice" / "pairs.csv"), slurp(dir / host / "analysis" / "pairs.csv"));
   const Result rep = run({"report", (dir / host).string(), "--output", (dir / "all.html").string()});
   ASSERT_EQ(rep.code, 0) << rep.err;
   const std::string page = slurp(dir / "all.html");
