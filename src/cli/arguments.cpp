@@ -13,7 +13,6 @@
 #include "core/planner.hpp"
 
 namespace latest::cli {
-namespace {
 
 std::vector<std::string> split(const std::string& text, char sep) {
   std::vector<std::string> parts;
@@ -30,12 +29,14 @@ std::vector<std::string> split(const std::string& text, char sep) {
   return parts;
 }
 
+namespace {
+
 Mhz parse_mhz(const std::string& s, const char* what) {
   Mhz v = 0;
   const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (s.empty() || ec != std::errc() || ptr != s.data() + s.size() || v <= 0)
     throw Error(ErrorKind::bad_argument, fmt::format("'{}' in {} is not a clock in MHz", s, what),
-                "write whole positive numbers, e.g. --freq 600,900,1200");
+                "write whole positive numbers of MHz, e.g. 600,900,1200");
   return v;
 }
 
@@ -75,6 +76,20 @@ std::vector<ClockItem> parse_clock_items(const std::string& text) {
 }  // namespace
 
 void check_clock_syntax(const std::string& text) { parse_clock_items(text); }
+
+std::vector<Mhz> parse_route(const std::string& text) {
+  std::vector<Mhz> clocks;
+  for (const auto& item : split(text, ',')) clocks.push_back(parse_mhz(item, "--measure-route"));
+  if (clocks.size() < 2)
+    throw Error(ErrorKind::bad_argument, "--measure-route needs at least two clocks: where it starts and where it ends",
+                "e.g. --measure-route 1095,1980,1260");
+  for (std::size_t i = 1; i < clocks.size(); ++i)
+    if (clocks[i] == clocks[i - 1])
+      throw Error(ErrorKind::bad_argument, fmt::format("--measure-route requests {} MHz twice in a row", clocks[i]));
+  if (clocks.front() == clocks.back())
+    throw Error(ErrorKind::bad_argument, "--measure-route ends where it starts: there is no change to measure");
+  return clocks;
+}
 
 std::vector<Mhz> parse_clock_list(const std::string& text, const std::vector<Mhz>& supported) {
   std::vector<Mhz> clocks;

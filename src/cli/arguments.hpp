@@ -9,6 +9,13 @@
 
 namespace latest::cli {
 
+// "a,b,c" -> {"a", "b", "c"}, spaces dropped (an empty text is one empty item).
+std::vector<std::string> split(const std::string& text, char sep);
+
+// --measure-route: at least two clocks in the order a runtime requests them,
+// none twice in a row, not ending where it starts (the syntax alone).
+std::vector<Mhz> parse_route(const std::string& text);
+
 // --freq: clocks in MHz ("600,900,1200"), ranges of the supported clocks
 // ("600:1500", also mixed with clocks), or "all" (every supported clock).
 // Rejects non-numbers, unsupported clocks (naming the nearest), ranges with

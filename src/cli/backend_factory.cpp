@@ -143,17 +143,11 @@ Backends open_cuda(const BackendOptions& o) {
 std::vector<std::string> device_list(const BackendOptions& o) {
   std::vector<std::string> out;
   if (o.device != "all") {
-    std::string item;
-    for (std::size_t i = 0; i <= o.device.size(); ++i) {
-      if (i < o.device.size() && o.device[i] != ',') {
-        item += o.device[i];
-        continue;
-      }
+    for (const auto& item : split(o.device, ',')) {
       parse_device_selector(item);  // its own message for a bad one
       if (std::find(out.begin(), out.end(), item) != out.end())
         throw Error(ErrorKind::bad_argument, fmt::format("--device lists {} twice", item), "name each GPU once");
       out.push_back(item);
-      item.clear();
     }
     return out;
   }

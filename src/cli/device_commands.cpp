@@ -266,13 +266,8 @@ GpuOutcome selftest_gpu(const SelftestOptions& o, const BackendOptions& options,
     }
   }();
   const DeviceIdentity id = backends.clocks->identity();
-  pin_near(backends.query.get(), several ? fmt::format("GPU {}: ", id.index) : std::string());
-  const char* job = std::getenv("SLURM_JOB_ID");
-  const std::string host = host_name_for_files();
-  std::string output = expand_output(o.output, {host, id.uuid, id.index, job ? job : ""});
-  if (several && !output_per_gpu(o.output)) output = (std::filesystem::path(output) / fmt::format("{}_{}", host, id.uuid)).string();
-  if (!directory_writable(output))
-    throw Error(ErrorKind::bad_argument, unwritable_output(output), "choose a writable --output directory");
+  pin_near(backends.query.get(), gpu_label(id, several));
+  const std::string output = gpu_output_dir(o.output, id, several);
   const auto supported = backends.clocks->supported_clocks();
   std::vector<Mhz> clocks;
   if (o.freq.empty()) {
@@ -290,7 +285,7 @@ GpuOutcome selftest_gpu(const SelftestOptions& o, const BackendOptions& options,
                              {"detector", to_string(detector)}};
   SessionOptions session_options;
   session_options.output = output;
-  if (several) session_options.label = fmt::format("GPU {}: ", id.index);
+  session_options.label = gpu_label(id, several);
   const SessionResult session = run_session(backends, s, settings_doc, session_options);
 
   const Accuracy acc = accuracy_against_truth(session.results, session.state.calibrations);

@@ -3,14 +3,19 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cli/arguments.hpp"
 #include "cli/exit_codes.hpp"
 #include "core/error.hpp"
+#include "results/atomic_file.hpp"
+#include "results/result_store.hpp"
 
 namespace latest::cli {
 
@@ -34,6 +39,20 @@ void pin_near(DeviceQuery* query, const std::string& label) {
     return;
   }
   fmt::print(stderr, "latest: {}runs on CPUs {}, the ones nearest the GPU\n", label, fmt::join(ranges, ","));
+}
+
+std::string gpu_label(const DeviceIdentity& id, bool several) {
+  return several ? fmt::format("GPU {}: ", id.index) : std::string();
+}
+
+std::string gpu_output_dir(const std::string& pattern, const DeviceIdentity& id, bool several) {
+  const char* job = std::getenv("SLURM_JOB_ID");
+  const std::string host = host_name_for_files();
+  std::string output = expand_output(pattern, {host, id.uuid, id.index, job ? job : ""});
+  if (several && !output_per_gpu(pattern)) output = (std::filesystem::path(output) / fmt::format("{}_{}", host, id.uuid)).string();
+  if (!directory_writable(output))
+    throw Error(ErrorKind::bad_argument, unwritable_output(output), "choose a writable --output directory");
+  return output;
 }
 
 std::mutex& print_mutex() {

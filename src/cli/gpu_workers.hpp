@@ -25,6 +25,14 @@ struct GpuOutcome {
 // the device, where it says which; says so on stderr after `label`.
 void pin_near(DeviceQuery* query, const std::string& label);
 
+// "GPU 1: " before a worker's lines where several GPUs run, else nothing.
+std::string gpu_label(const DeviceIdentity& id, bool several);
+
+// A GPU's result directory: --output with its placeholders filled in (%h %u
+// %i %j), and where several GPUs run and the pattern has neither %u nor %i,
+// HOST_UUID below it. Error(bad_argument) where it cannot be written.
+std::string gpu_output_dir(const std::string& pattern, const DeviceIdentity& id, bool several);
+
 // Whole tables and summaries from several workers, one at a time.
 std::mutex& print_mutex();
 

@@ -347,34 +347,47 @@ void add_measure_options(CLI::App& app, MeasureOptions& o) {
 
 namespace {
 
+// A GPU opened for measuring or planning: its backends, and the settings
+// the options make of its clocks.
+struct OpenedGpu {
+  Backends backends;
+  DeviceIdentity id;
+  EngineSettings settings;
+  std::int64_t per_measurement = 0;  // trace bytes one measurement can take
+  std::int64_t traces_upto = 0;      // and the whole run
+};
+
+OpenedGpu open_gpu(const MeasureOptions& o, const std::string& device, bool several) {
+  BackendOptions bo = o.backend;
+  bo.device = device;
+  OpenedGpu g{open_backends(bo), {}, {}, 0, 0};
+  g.id = g.backends.clocks->identity();
+  if (!g.backends.notice.empty() && (!several || g.id.index == 0)) fmt::print(stderr, "{}\n", g.backends.notice);
+  const std::vector<Mhz> clocks = parse_clock_list(o.freq, g.backends.clocks->supported_clocks());
+  const std::vector<ClockPair> pairs = resolve_pairs(o.pairs, clocks);
+  if (pairs.empty())
+    throw Error(ErrorKind::bad_argument, fmt::format("--pairs {} selects no pair of these clocks", o.pairs));
+  const WorkloadInfo info = g.backends.workload->info();
+  g.settings = engine_settings(o, clocks, pairs, info.backend == "sim");
+  g.per_measurement = trace_bytes_per_measurement(g.settings, info.sm_count);
+  g.traces_upto = static_cast<std::int64_t>(pairs.size()) * g.settings.max_measurements * g.per_measurement;
+  return g;
+}
+
 // One GPU, start to end: its backends, clocks, lock, run, summary and
 // analysis. `several`: each GPU gets its own directory and names itself in
 // progress lines. Errors propagate (the caller maps them to exit codes).
 std::string measure_gpu(const MeasureOptions& o, const std::string& device, bool several) {
-  BackendOptions bo = o.backend;
-  bo.device = device;
-  Backends backends = open_backends(bo);
-  const DeviceIdentity id = backends.clocks->identity();
-  const std::string label = several ? fmt::format("GPU {}: ", id.index) : std::string();
-  if (!backends.notice.empty() && (!several || id.index == 0)) fmt::print(stderr, "{}\n", backends.notice);
+  OpenedGpu g = open_gpu(o, device, several);
+  Backends& backends = g.backends;
+  const DeviceIdentity& id = g.id;
+  EngineSettings& settings = g.settings;
+  const std::string label = gpu_label(id, several);
   pin_near(backends.query.get(), label);
-  const std::vector<Mhz> clocks = parse_clock_list(o.freq, backends.clocks->supported_clocks());
-  const std::vector<ClockPair> pairs = resolve_pairs(o.pairs, clocks);
-  if (pairs.empty())
-    throw Error(ErrorKind::bad_argument, fmt::format("--pairs {} selects no pair of these clocks", o.pairs));
-  // Per GPU: the placeholders, and with several GPUs and none of %u, %i a
-  // directory of each below the one named.
-  const char* job = std::getenv("SLURM_JOB_ID");
-  const std::string host = host_name_for_files();
-  std::string output = expand_output(o.output, {host, id.uuid, id.index, job ? job : ""});
-  if (several && !output_per_gpu(o.output)) output = (fs::path(output) / fmt::format("{}_{}", host, id.uuid)).string();
-  if (!directory_writable(output))
-    throw Error(ErrorKind::bad_argument, unwritable_output(output), "choose a writable --output directory");
-  EngineSettings settings = engine_settings(o, clocks, pairs, backends.workload->info().backend == "sim");
+  const std::string output = gpu_output_dir(o.output, id, several);
   // Traces of every measurement can run to gigabytes: capped, and above 1 GB
   // only when asked for.
-  const std::int64_t per_measurement = trace_bytes_per_measurement(settings, backends.workload->info().sm_count);
-  const std::int64_t traces_upto = static_cast<std::int64_t>(pairs.size()) * settings.max_measurements * per_measurement;
+  const std::int64_t per_measurement = g.per_measurement, traces_upto = g.traces_upto;
   if (o.save_traces) {
     constexpr std::int64_t kUnasked = 1ll << 30;
     constexpr double kMb = 1 << 20;
@@ -384,7 +397,7 @@ std::string measure_gpu(const MeasureOptions& o, const std::string& device, bool
       throw Error(ErrorKind::bad_argument,
                   fmt::format("--save-traces could write up to {:.1f} GB of traces ({} pairs x {} measurements x {:.1f} "
                               "MB) and nothing was started",
-                              static_cast<double>(traces_upto) / kUnasked, pairs.size(), settings.max_measurements,
+                              static_cast<double>(traces_upto) / kUnasked, settings.pairs.size(), settings.max_measurements,
                               static_cast<double>(per_measurement) / kMb),
                   "cap them with --save-traces-limit MB (e.g. --save-traces-limit 2048), or measure fewer pairs");
     } else {
@@ -422,20 +435,10 @@ std::string measure_gpu(const MeasureOptions& o, const std::string& device, bool
 }
 
 int plan_gpu(const MeasureOptions& o, const std::string& device) {
-  BackendOptions bo = o.backend;
-  bo.device = device;
-  Backends backends = open_backends(bo);
-  if (!backends.notice.empty()) fmt::print(stderr, "{}\n", backends.notice);
-  const std::vector<Mhz> clocks = parse_clock_list(o.freq, backends.clocks->supported_clocks());
-  const std::vector<ClockPair> pairs = resolve_pairs(o.pairs, clocks);
-  if (pairs.empty())
-    throw Error(ErrorKind::bad_argument, fmt::format("--pairs {} selects no pair of these clocks", o.pairs));
-  const EngineSettings settings = engine_settings(o, clocks, pairs, backends.workload->info().backend == "sim");
-  const std::int64_t traces_upto = static_cast<std::int64_t>(pairs.size()) * settings.max_measurements *
-                                   trace_bytes_per_measurement(settings, backends.workload->info().sm_count);
+  OpenedGpu g = open_gpu(o, device, false);
   // The plan measures phase 1 and the pilot: its model needs their numbers.
-  const RunState st = plan_session(backends, settings);
-  const nlohmann::json plan = plan_json(settings, st, traces_upto);
+  const RunState st = plan_session(g.backends, g.settings);
+  const nlohmann::json plan = plan_json(g.settings, st, g.traces_upto);
   if (o.json) {
     fmt::print("{}\n", plan.dump(2));
   } else {

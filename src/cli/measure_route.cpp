@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -28,32 +27,6 @@ struct PredictedRoute {
   RouteRequest request;
   double latency_ms = 0, low_ms = 0, high_ms = 0;
 };
-
-std::vector<Mhz> parse_route(const std::string& text) {
-  std::vector<Mhz> clocks;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    try {
-      std::size_t used = 0;
-      const long v = std::stol(item, &used);
-      if (used != item.size() || v <= 0) throw std::invalid_argument(item);
-      clocks.push_back(static_cast<Mhz>(v));
-    } catch (const std::exception&) {
-      throw Error(ErrorKind::bad_argument, fmt::format("--measure-route: '{}' is not a clock in MHz", item),
-                  "give the clocks in the order a runtime requests them, e.g. --measure-route 1095,1980,1260");
-    }
-  }
-  if (clocks.size() < 2)
-    throw Error(ErrorKind::bad_argument, "--measure-route needs at least two clocks: where it starts and where it ends",
-                "e.g. --measure-route 1095,1980,1260");
-  for (std::size_t i = 1; i < clocks.size(); ++i)
-    if (clocks[i] == clocks[i - 1])
-      throw Error(ErrorKind::bad_argument, fmt::format("--measure-route requests {} MHz twice in a row", clocks[i]));
-  if (clocks.front() == clocks.back())
-    throw Error(ErrorKind::bad_argument, "--measure-route ends where it starts: there is no change to measure");
-  return clocks;
-}
 
 double latency(const LatencyTable& t, Mhz a, Mhz b, Statistic s) {
   try {

@@ -74,7 +74,7 @@ TEST(MeasureRoute, RefusalsNameTheProblem) {
   const std::vector<Case> cases = {
       {{"--backend", "sim", "--measure-route", "750,525,1875"}, 2, "--measure-route needs --table"},
       {{"--backend", "sim", "--measure-route", "750", "--table", HAND_TABLE}, 2, "at least two clocks"},
-      {{"--backend", "sim", "--measure-route", "750,x", "--table", HAND_TABLE}, 2, "'x' is not a clock"},
+      {{"--backend", "sim", "--measure-route", "750,x", "--table", HAND_TABLE}, 2, "'x' in --measure-route is not a clock in MHz"},
       {{"--backend", "sim", "--measure-route", "1000,1000,1400", "--table", HAND_TABLE}, 2, "twice in a row"},
       {{"--backend", "sim", "--measure-route", "1000,1400,1000", "--table", HAND_TABLE}, 2, "ends where it starts"},
       {{"--backend", "sim", "--measure-route", "1000,1800,1400", "--table", HAND_TABLE}, 2,
