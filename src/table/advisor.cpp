@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <limits>
 #include <vector>
 
@@ -37,7 +38,8 @@ int direct(const latest_table* t, unsigned from, unsigned to, int k, latest_rout
 // The cheapest way with at most LATEST_ROUTE_MAX_HOPS requests: a shortest
 // path bounded in hops (Bellman-Ford, one round per hop), over measured pairs
 // only. Ties keep the route with fewer hops.
-std::vector<unsigned> cheapest(const latest_table* t, unsigned from, unsigned to, int k) {
+// Its clocks after `from`, and its cost.
+std::pair<std::vector<unsigned>, double> cheapest(const latest_table* t, unsigned from, unsigned to, int k) {
   const std::vector<unsigned>& clocks = t->clocks;
   const std::size_t n = clocks.size();
   std::size_t source = n, sink = n;
@@ -68,7 +70,7 @@ std::vector<unsigned> cheapest(const latest_table* t, unsigned from, unsigned to
   }
   std::vector<unsigned> route;
   for (std::size_t i : path[sink]) route.push_back(clocks[i]);
-  return route;
+  return {route, cost[sink]};
 }
 
 int route(const latest_table* t, unsigned from, unsigned to, const char* statistic, double margin_ms, latest_route* out) {
@@ -80,21 +82,13 @@ int route(const latest_table* t, unsigned from, unsigned to, const char* statist
     return LATEST_OK;
   }
   if (const int rc = direct(t, from, to, k, out); rc != LATEST_OK) return rc;
-  const std::vector<unsigned> best = cheapest(t, from, to, k);
-  double total = 0;
-  unsigned at = from;
-  for (unsigned c : best) {
-    double ms = 0;
-    lookup(t, at, c, k, &ms, false);
-    total += ms;
-    at = c;
-  }
+  const auto [best, total] = cheapest(t, from, to, k);
   if (best.size() < 2 || !(total < out->direct_ms - margin_ms)) return LATEST_OK;
   const double direct_ms = out->direct_ms;
   *out = latest_route{};
   out->hops = best.size();
   out->direct_ms = direct_ms;
-  at = from;
+  unsigned at = from;
   for (std::size_t h = 0; h < best.size(); ++h) {
     double ms = 0;
     lookup(t, at, best[h], k, &ms, false);
