@@ -4,8 +4,9 @@
 // synthetic (the analysis and report are what is measured): two clusters a
 // pair, cards differing by a few per cent.
 //   latest_report_scale OUT_DIR       (Chromium on PATH as chromium)
-// Prints one line a shape: measurements, report MB, seconds to analyse, to
-// write, and for Chromium to render every figure.
+// Prints one line a shape: measurements, report MB, seconds to synthesise
+// and analyse the results, to write the report, and for Chromium to draw
+// every figure.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -61,7 +62,7 @@ latest::analysis::Analysis synthetic(int gpus, const std::vector<Mhz>& clocks, i
 void measure(const char* name, int gpus, const std::vector<Mhz>& clocks, int measurements, const fs::path& out) {
   auto t = Clock::now();
   const auto a = synthetic(gpus, clocks, measurements);
-  const double analyse_s = seconds_since(t);
+  const double analyse_s = seconds_since(t);  // synthesis included
   const fs::path html = out / (std::string(name) + ".html");
   t = Clock::now();
   latest::report::write_report(a, html);
@@ -85,7 +86,7 @@ void measure(const char* name, int gpus, const std::vector<Mhz>& clocks, int mea
   std::size_t total = 0;
   for (const auto& r : a.results)
     for (const auto& [k, m] : r.pairs) total += m.switching_ms.size();
-  std::printf("%-22s %4d GPUs %6zu pairs/GPU %9zu measurements  report %6.1f MB  analyse %5.1f s  write %5.1f s  "
+  std::printf("%-22s %4d GPUs %6zu pairs/GPU %9zu measurements  report %6.1f MB  synthesise+analyse %5.1f s  write %5.1f s  "
               "Chromium %5.1f s (%s%s)\n",
               name, gpus, a.results.front().pairs.size(), total, mb, analyse_s, write_s, open_s,
               rc == 0 && rendered ? "every figure drawn" : "NOT drawn", clean ? ", no console error" : ", console errors");
