@@ -430,6 +430,106 @@ bool place_after_stall(const std::vector<SmState*>& changed, double sigma, Nanos
   return true;
 }
 
+// Pooled over SMs, on the time axis: every SM's boundary residual against
+// its line after the change is the lag the clock still owed at that moment,
+// R(t), the same function on every SM. The SMs'
+// iterations start at different moments, so together they sample R finely,
+// even where a ramp level lasts less than an iteration. From the arrival T on
+// R is 0; just before it R follows s·(T − t), or s·(T − t) + q·(T − t)² where
+// the rate still moves. A hinge is the T with the least squared residual over
+// the points of a stretch; prefix sums of the points' powers make each
+// candidate T cost the same, however many points.
+class PooledHinges {
+ public:
+  // Residuals against each SM's line over `line_iterations` from two
+  // iterations after `origin` (a tentative arrival): near the change, so the
+  // boundaries' slow common wander cannot build up, and after it, so no
+  // level of the ramp tilts the line.
+  PooledHinges(const std::vector<SmState*>& sms, Nanos request_gpu_ns, double origin, double slope, double before,
+               double after, double sigma, std::int64_t line_iterations)
+      : origin_(origin), slope_(slope), noise2_(sigma * sigma) {
+    for (const SmState* st : sms) {
+      const std::int64_t from = st->e.first_at_or_after(request_gpu_ns + std::llround(origin + 2 * slope));
+      if (from + line_iterations > st->e.last()) continue;
+      const Line line = fit_line(st->e, from, from + line_iterations);
+      std::int64_t i = st->e.first_at_or_after(request_gpu_ns + std::llround(origin - before * slope));
+      if (i > st->e.last()) continue;
+      for (Nanos e = st->e.at(i); i <= st->e.last(); e += st->e.duration(i), ++i) {
+        const double u = (static_cast<double>(e - request_gpu_ns) - origin) / slope;
+        if (u > after) break;
+        points_.push_back({u, line.residual(i, e)});
+        if (i == st->e.last()) break;
+      }
+    }
+    std::sort(points_.begin(), points_.end(), [](const Point& x, const Point& y) { return x.u < y.u; });
+    sums_.assign(points_.size() + 1, {});
+    for (std::size_t k = 0; k < points_.size(); ++k) {
+      const auto [u, r] = points_[k];
+      Sums next = sums_[k];
+      double p = 1;
+      for (int j = 0; j < 5; ++j, p *= u) next.u[j] += p;
+      next.ur[0] += r, next.ur[1] += u * r, next.ur[2] += u * u * r, next.rr += r * r;
+      sums_[k + 1] = next;
+    }
+  }
+  struct Fit {
+    double arrival = 0;  // ns after the request
+    double gain = 0;     // squared residual saved against T = centre, in boundary noises²
+  };
+  // The best T within (centre − before, centre + after − 1) iterations, over
+  // the points of (centre − before, centre + after).
+  Fit hinge(double centre_ns, double before, double after, bool quadratic) const {
+    const double c = (centre_ns - origin_) / slope_;
+    const std::size_t lo = index(c - before), hi = index(c + after);
+    const auto rss = [&](double T) {
+      const Sums s = sums_[std::max(lo, index(T))] - sums_[lo];
+      const double total = (sums_[hi] - sums_[lo]).rr;
+      // Over the points before T, with x = T − u: Σx², Σx³, Σx⁴, Σx·r, Σx²·r.
+      const double T2 = T * T;
+      const double x2 = T2 * s.u[0] - 2 * T * s.u[1] + s.u[2];
+      const double xr = T * s.ur[0] - s.ur[1];
+      if (!quadratic) return x2 > 0 ? total - xr * xr / x2 : total;
+      const double x3 = T2 * T * s.u[0] - 3 * T2 * s.u[1] + 3 * T * s.u[2] - s.u[3];
+      const double x4 = T2 * T2 * s.u[0] - 4 * T2 * T * s.u[1] + 6 * T2 * s.u[2] - 4 * T * s.u[3] + s.u[4];
+      const double x2r = T2 * s.ur[0] - 2 * T * s.ur[1] + s.ur[2];
+      const double det = x2 * x4 - x3 * x3;
+      if (det <= 1e-9 * x2 * x4) return x2 > 0 ? total - xr * xr / x2 : total;
+      return total - (xr * (xr * x4 - x2r * x3) + x2r * (x2 * x2r - x3 * xr)) / det;
+    };
+    Fit best{centre_ns, 0};
+    double best_rss = std::numeric_limits<double>::infinity();
+    for (double T = c - before + 0.25; T <= c + after - 1; T += 1.0 / 64) {
+      const double r = rss(T);
+      if (r < best_rss) best_rss = r, best.arrival = origin_ + T * slope_;
+    }
+    best.gain = (rss(c) - best_rss) / noise2_;
+    return best;
+  }
+
+ private:
+  struct Point {
+    double u, r;  // iterations from the origin; residual, ns
+  };
+  struct Sums {
+    double u[5] = {}, ur[3] = {}, rr = 0;
+    Sums operator-(const Sums& o) const {
+      Sums d;
+      for (int j = 0; j < 5; ++j) d.u[j] = u[j] - o.u[j];
+      for (int j = 0; j < 3; ++j) d.ur[j] = ur[j] - o.ur[j];
+      d.rr = rr - o.rr;
+      return d;
+    }
+  };
+  std::size_t index(double u) const {
+    return static_cast<std::size_t>(
+        std::lower_bound(points_.begin(), points_.end(), u, [](const Point& p, double v) { return p.u < v; }) -
+        points_.begin());
+  }
+  double origin_, slope_, noise2_;
+  std::vector<Point> points_;
+  std::vector<Sums> sums_;  // sums_[k]: over the first k points
+};
+
 Measurement failed(MeasurementOutcome outcome) {
   Measurement m;
   m.outcome = outcome;
@@ -620,7 +720,54 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
       changed.size() > 2 && pick->change_ns - changed[changed.size() - 2]->change_ns > 4 * std::max(noise, pick->change_sd_ns);
   if (alone) pick = changed[changed.size() - 2];
   const double selection_bias = noise * normal_quantile(1 - 1.0 / static_cast<double>(changed.size() + 1));
-  const double arrival = std::max(changed[changed.size() / 2]->change_ns, pick->change_ns - selection_bias);
+  const double median_sm = changed[changed.size() / 2]->change_ns;
+  // Where one SM places its change no better than to a quarter iteration (a
+  // last step small against a boundary's noise), the latest SM is noise: the
+  // median SM and the pooled hinges below date the change.
+  const bool imprecise = noise > slope / 4;
+  const double per_sm = std::max(median_sm, pick->change_ns - selection_bias);
+  // A floor: the pooled scan's latest significant bin still lagged the final
+  // line, so the clock reached the target after that bin began (an
+  // overshoot's mixed iterations can pull every SM's hinge before it).
+  const double floor = static_cast<double>(*settled - request_gpu_ns) - slope;
+  // Imprecise SMs still bound it by their median; SMs none of which could
+  // place the change within an iteration (each σ at its cap) do not.
+  const bool unplaced = noise >= 0.95 * slope;
+  double arrival = std::max(floor, unplaced ? floor : imprecise ? median_sm : per_sm);
+  // Pooled hinges then move the arrival later while they find the clock
+  // still off the target there, each round centred on the last, the lines
+  // refitted after it:
+  // - a curved one over a short stretch, where it explains the records
+  //   clearly better: the SMs' hinges fit whole iterations, so where the
+  //   last level lasts only a few (coarse iterations) they see the steeper
+  //   step before it and place the change early;
+  // - a straight one over a long stretch where the SMs are imprecise, but
+  //   not after a stall they placed: it does not model the stall's jump.
+  // Where the SMs' estimate is later it stands: a pooled hinge dates the
+  // mean of GPCs that follow the clock a few µs apart, the latest SM the
+  // last of them. "Clearly": by 8 boundary noises² per SM where the SMs
+  // are precise. A real change moves every SM; on the H200 the iterations
+  // after an emulated switch drift slightly, and a bar of z² for all SMs
+  // together let that pull the curved hinge 16 iterations late (up to 1.6
+  // per SM there, round 9 of docs/hardware/h200.md). The last level of a
+  // linear ramp at 4096 FMAs gives 9 to 30 per SM on the simulator. Where
+  // the SMs are imprecise the last step is small on every SM by definition,
+  // and z² for all of them together is the bar.
+  constexpr int kRounds = 8;
+  constexpr double kShort = 1.5, kLong = 8, kAhead = 4;
+  constexpr double kClearPerSm = 8;
+  const double clear = imprecise ? s.z * s.z : kClearPerSm * static_cast<double>(changed.size());
+  for (int round = 0; round < kRounds; ++round) {
+    const PooledHinges hinges(changed, request_gpu_ns, arrival, slope, kLong, kAhead, sigma,
+                              2 * s.min_confirmation_iterations);
+    double next = arrival;
+    const PooledHinges::Fit curved = hinges.hinge(arrival, kShort, kAhead - 1, true);
+    if (curved.gain > clear) next = std::max(next, curved.arrival);
+    if (imprecise && (!stalled || unplaced)) next = std::max(next, hinges.hinge(arrival, kLong, kAhead, false).arrival);
+    const bool moved = next > arrival + slope / 8;
+    arrival = next;
+    if (!moved) break;
+  }
   const Nanos arrival_at = request_gpu_ns + std::llround(arrival);
 
   // The segment after the arrival: long enough on every SM, and homogeneous
@@ -702,8 +849,9 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
   const double initial_ratio = initial_slope / slope;
   if ((last_ratio - 1) * (initial_ratio - 1) < 0 && std::abs(last_ratio - 1) * slope > relevant_target)
     m.misfits |= static_cast<unsigned>(Misfit::non_monotone);
-  // The latest SM's own precision, and what the correction for picking it may miss.
-  m.uncertainty_us = std::hypot(pick->change_sd_ns, selection_bias / 2) / 1e3;
+  // The latest SM's own precision, what the correction for picking it may
+  // miss, and half of what the pooled hinge moved the arrival.
+  m.uncertainty_us = std::hypot(pick->change_sd_ns, selection_bias / 2, (arrival - per_sm) / 2) / 1e3;
   for (const auto& st : sms) {
     SmDetection d;
     d.sm = st.sm;

@@ -25,8 +25,11 @@ namespace latest {
 struct PooledSettings {
   double z = 6;                          // significance of a pooled bin (thousands of bins are scanned)
   // A rate change smaller than this share of the tolerance (half the step
-  // to the nearest clock) is no change: far below any clock step.
-  double relevant_rate_share = 0.1;
+  // to the nearest clock) is no change: far below any clock step. At 0.1
+  // (0.75 MHz on 15 MHz steps) a last level 0.6–1.5 MHz short of the target
+  // passed for it, thousands of iterations early. At 0.04 the H200 of
+  // round 9 rejected no window as unconfirmed (docs/hardware/h200.md).
+  double relevant_rate_share = 0.04;
   double boundary_z = 4;                 // a single boundary clearly off its line
   int coarse_stride = 32;                // boundaries per SM between coarse-scan points
   std::int64_t line_iterations = 500;    // boundaries fitted for a segment's line
