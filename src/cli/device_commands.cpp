@@ -339,6 +339,11 @@ int run_selftest(const SelftestOptions& o) {
   parse_detector(o.detector);
   if (o.iteration_fmas && *o.iteration_fmas < 8)
     throw Error(ErrorKind::bad_argument, "--iteration-fmas must be at least 8", "e.g. --iteration-fmas 256");
+  // One more warp per block polls the emulated switch, and a block holds at
+  // most 32 (the H200 refused 32 + 1 with "invalid argument").
+  if (o.backend.warps < 1 || o.backend.warps > 31)
+    throw Error(ErrorKind::bad_argument, fmt::format("--warps {} is out of range for the selftest", o.backend.warps),
+                "use 1..31: one more warp per SM polls the emulated switch");
   BackendOptions b = o.backend;
   b.backend = "cuda";
   b.emulation = em;

@@ -101,6 +101,8 @@ TEST(Cli, SelftestRefusesBadSettingsBeforeTouchingAGpu) {
       {{"selftest", "--latency-ms", "0:5"}, 2, "not MIN:MAX"},
       {{"selftest", "-n", "0"}, 2, "at least 1"},
       {{"selftest", "--iteration-fmas", "4"}, 2, "at least 8"},
+      {{"selftest", "--warps", "32"}, 2, "use 1..31"},
+      {{"selftest", "--warps", "0"}, 2, "use 1..31"},
   };
   expect_refusals(cases, dir);
   if (void* lib = dlopen("libcuda.so.1", RTLD_NOW)) {
