@@ -16,7 +16,7 @@ selftest() {  # name timeout args...
   local name=$1 limit=$2; shift 2
   step selftest $name: "$@"
   # The full output (progress, any diagnostics) stays in $OUT; the log gets its end.
-  timeout "$limit" $bin selftest --output "$name" "$@" 2>&1 | tee "$out/$name.log" | grep -v "^\[\|^DBG" | tail -12
+  timeout "$limit" $bin selftest --output "$name" "$@" 2>&1 | tee "$out/$name.log" | grep -v "^\[" | tail -12
   echo "rc=${PIPESTATUS[0]}"
   # One manifest, or one a GPU below it (--device all).
   find "$name" -name manifest.json 2>/dev/null | sort | while read -r m; do pairs "$(dirname "$m")"; done

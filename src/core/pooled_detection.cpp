@@ -474,13 +474,12 @@ class PooledHinges {
   }
   struct Fit {
     double arrival = 0;  // ns after the request
-    double gain = 0;     // squared residual saved against T = centre, in boundary noises²
+    double gain = 0;     // squared residual saved against T = origin, in boundary noises²
   };
-  // The best T within (centre − before, centre + after − 1) iterations, over
-  // the points of (centre − before, centre + after).
-  Fit hinge(double centre_ns, double before, double after, bool quadratic) const {
-    const double c = (centre_ns - origin_) / slope_;
-    const std::size_t lo = index(c - before), hi = index(c + after);
+  // The best T within (origin − before, origin + after − 1) iterations, over
+  // the points of (origin − before, origin + after).
+  Fit hinge(double before, double after, bool quadratic) const {
+    const std::size_t lo = index(-before), hi = index(after);
     const auto rss = [&](double T) {
       const Sums s = sums_[std::max(lo, index(T))] - sums_[lo];
       const double total = (sums_[hi] - sums_[lo]).rr;
@@ -496,13 +495,13 @@ class PooledHinges {
       if (det <= 1e-9 * x2 * x4) return x2 > 0 ? total - xr * xr / x2 : total;
       return total - (xr * (xr * x4 - x2r * x3) + x2r * (x2 * x2r - x3 * xr)) / det;
     };
-    Fit best{centre_ns, 0};
+    Fit best{origin_, 0};
     double best_rss = std::numeric_limits<double>::infinity();
-    for (double T = c - before + 0.25; T <= c + after - 1; T += 1.0 / 64) {
+    for (double T = -before + 0.25; T <= after - 1; T += 1.0 / 64) {
       const double r = rss(T);
       if (r < best_rss) best_rss = r, best.arrival = origin_ + T * slope_;
     }
-    best.gain = (rss(c) - best_rss) / noise2_;
+    best.gain = (rss(0) - best_rss) / noise2_;
     return best;
   }
 
@@ -733,7 +732,7 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
   // Imprecise SMs still bound it by their median; SMs none of which could
   // place the change within an iteration (each σ at its cap) do not.
   const bool unplaced = noise >= 0.95 * slope;
-  double arrival = std::max(floor, unplaced ? floor : imprecise ? median_sm : per_sm);
+  double arrival = unplaced ? floor : std::max(floor, imprecise ? median_sm : per_sm);
   // Pooled hinges then move the arrival later while they find the clock
   // still off the target there, each round centred on the last, the lines
   // refitted after it:
@@ -748,7 +747,7 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
   // last of them. "Clearly": by 8 boundary noises² per SM where the SMs
   // are precise. A real change moves every SM; on the H200 the iterations
   // after an emulated switch drift slightly, and a bar of z² for all SMs
-  // together let that pull the curved hinge 16 iterations late (up to 1.6
+  // together let that pull the curved hinge 16 iterations late (up to 2.3
   // per SM there, round 9 of docs/hardware/h200.md). The last level of a
   // linear ramp at 4096 FMAs gives 9 to 30 per SM on the simulator. Where
   // the SMs are imprecise the last step is small on every SM by definition,
@@ -761,9 +760,9 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
     const PooledHinges hinges(changed, request_gpu_ns, arrival, slope, kLong, kAhead, sigma,
                               2 * s.min_confirmation_iterations);
     double next = arrival;
-    const PooledHinges::Fit curved = hinges.hinge(arrival, kShort, kAhead - 1, true);
+    const PooledHinges::Fit curved = hinges.hinge(kShort, kAhead - 1, true);
     if (curved.gain > clear) next = std::max(next, curved.arrival);
-    if (imprecise && (!stalled || unplaced)) next = std::max(next, hinges.hinge(arrival, kLong, kAhead, false).arrival);
+    if (imprecise && (!stalled || unplaced)) next = std::max(next, hinges.hinge(kLong, kAhead, false).arrival);
     const bool moved = next > arrival + slope / 8;
     arrival = next;
     if (!moved) break;
