@@ -100,6 +100,7 @@ void BM_Schedules(benchmark::State& state) {
     const Summary e = summarise(err_us);
     state.counters["gpu_seconds"] = st.cost.gpu_seconds;
     state.counters["planned_gpu_seconds"] = st.cost.planned_gpu_seconds;
+    state.counters["planning_gpu_seconds"] = st.cost.planning_gpu_seconds;
     state.counters["measurements"] = measurements;
     state.counters["efficiency"] = true_sum_s / st.cost.gpu_seconds;
     state.counters["abs_err_us_p50"] = quantile(abs_us, 0.5);

@@ -4,7 +4,9 @@
 // records while the kernel runs, waits until every SM has run the
 // confirmation length at the target, and runs both detectors on the slice
 // from the delay before the request to then. The confirmation of one request
-// is the delay of the next, so no GPU time is spent on a fixed capture.
+// is the delay of the next, so no GPU time is spent on a fixed capture; and
+// every request is a measurement kept, a direction whose stop is met
+// measuring on while the other still needs its returns.
 //
 // Timer syncs: one right before each request and one at its detection, so
 // a request's GPU time is interpolated over milliseconds, not over the
@@ -82,8 +84,9 @@ void Engine::start_stream_at(Mhz init, std::int64_t fmas) {
   // No wake-up is guessed: the launch waits, polling, until every SM has
   // run the confirmation length at the initial clock (the settling is
   // measured), within the longest capture or ten wake-ups, the longer.
-  const auto keep = static_cast<std::size_t>(settings_.plan.delay_iterations + settings_.plan.confirmation_iterations);
-  const double confirm_ns = static_cast<double>(settings_.plan.confirmation_iterations) * ci.pooled.iteration.mean;
+  const std::int64_t confirm = settings_.plan.confirmation_iterations;
+  const auto keep = static_cast<std::size_t>(settings_.plan.delay_iterations + confirm);
+  const double confirm_ns = static_cast<double>(confirm) * ci.pooled.iteration.mean;
   const auto poll_ns = static_cast<Nanos>(std::max(1e4, settings_.poll_share * confirm_ns));
   const auto deadline =
       launched + static_cast<Nanos>(std::max(settings_.plan.max_capture_ms, 10 * wakeup_for(init)) * 1e6);
@@ -144,7 +147,8 @@ Engine::Attempt Engine::request_in_stream(ClockPair pair, const PairProgress& p,
   if (t_r == 0) t_r = time.now_ns();
   const Telemetry tel = clocks_.telemetry();
 
-  const double confirm_ns = static_cast<double>(plan.confirmation_iterations) * ct.pooled.iteration.mean;
+  const std::int64_t confirm = settings_.plan.confirmation_iterations;
+  const double confirm_ns = static_cast<double>(confirm) * ct.pooled.iteration.mean;
   const auto poll_ns = static_cast<Nanos>(std::max(1e4, settings_.poll_share * confirm_ns));
   const auto deadline = t_s + static_cast<Nanos>(p.capture_ms * 1e6);
   // The switch cannot be confirmed before the pair's fastest one so far.
@@ -159,7 +163,7 @@ Engine::Attempt Engine::request_in_stream(ClockPair pair, const PairProgress& p,
   const double slow_ns = std::max(calibration(pair.init, fmas).pooled.iteration.mean, ct.pooled.iteration.mean);
   auto limit = static_cast<std::size_t>(plan.max_recorded_iterations);
   if (plan.iteration_fmas)
-    limit = std::max(limit, static_cast<std::size_t>(static_cast<double>(plan.delay_iterations + plan.confirmation_iterations) +
+    limit = std::max(limit, static_cast<std::size_t>(static_cast<double>(plan.delay_iterations + confirm) +
                                                      p.capture_ms * 1e6 / slow_ns));
   // Where the records look settled but the detector wants more, it runs
   // again only once another confirmation length has come.
@@ -186,7 +190,10 @@ Engine::Attempt Engine::request_in_stream(ClockPair pair, const PairProgress& p,
         // The capture ran out: before the records settled at the target
         // (not captured, and a longer capture may help), or with the
         // detector still refusing records that look settled (as it said).
-        if (!ready) a.measurement.outcome = MeasurementOutcome::not_captured;
+        if (!ready) {
+          a.measurement.outcome = MeasurementOutcome::not_captured;
+          a.records_full = full && !timed_out;
+        }
         break;
       }
       if (o == MeasurementOutcome::accepted) {
@@ -199,7 +206,7 @@ Engine::Attempt Engine::request_in_stream(ClockPair pair, const PairProgress& p,
         next = settled;
         continue;
       }
-      detect_from = slice.front().duration_ns.size() + static_cast<std::size_t>(plan.confirmation_iterations);
+      detect_from = slice.front().duration_ns.size() + static_cast<std::size_t>(confirm);
     }
     next = time.now_ns() + poll_ns;
   }
@@ -244,17 +251,35 @@ std::vector<PairResult> Engine::run_chained(std::vector<PairProgress>& pairs, st
   };
   Nanos mark = workload_.time().now_ns();
   for (;;) {
-    // One that starts where the clock is, the least measured of those (routes
-    // of one pair take turns); else the first left.
+    // A pair whose stop is met stays in the launch while another still
+    // measures: where the walk must go through its clocks anyway, its request
+    // is measured and kept, not an unrecorded transit.
+    const bool open = std::any_of(pairs.begin(), pairs.end(), [](const PairProgress& p) { return !p.done && !p.met; });
+    if (!open) {
+      for (auto& p : pairs)
+        if (!p.done) finish(p);
+      return finished;
+    }
+    // One still open that starts where the clock is, the least measured of
+    // those (routes of one pair take turns); else a met one from here into
+    // an open one's initial clock; else the first open one.
     PairProgress* next = nullptr;
     for (auto& p : pairs) {
-      if (p.done) continue;
-      const bool here = p.result.pair.init == stream_clock_;
-      if (next == nullptr || (here && (next->result.pair.init != stream_clock_ ||
-                                       p.result.rows.size() < next->result.rows.size())))
+      if (p.done || p.met || p.result.pair.init != stream_clock_) continue;
+      if (next == nullptr || p.result.rows.size() < next->result.rows.size()) next = &p;
+    }
+    for (auto& p : pairs) {
+      if (next != nullptr) break;
+      if (p.done || !p.met || p.result.pair.init != stream_clock_ ||
+          static_cast<int>(p.result.rows.size()) >= settings_.max_measurements)
+        continue;
+      if (std::any_of(pairs.begin(), pairs.end(), [&](const PairProgress& q) {
+            return !q.done && !q.met && q.result.pair.init == p.result.pair.target;
+          }))
         next = &p;
     }
-    if (next == nullptr) return finished;
+    for (auto& p : pairs)
+      if (next == nullptr && !p.done && !p.met) next = &p;
     const ClockPair pair = next->result.pair;
     try {
       std::int64_t fmas = 0;
@@ -293,10 +318,13 @@ std::vector<PairResult> Engine::run_chained(std::vector<PairProgress>& pairs, st
       if (a.measurement.outcome == MeasurementOutcome::accepted) {
         stream_clock_ = pair.target;
         const double latency = a.row.switching_ms;
-        if (accept(*next, a, count)) {
+        if (accept(*next, a, count) && !next->met) {
+          next->met = true;
+          r.measurements_at_stop = static_cast<int>(r.rows.size());
+        }
+        if (next->met) {
           r.gpu_seconds += static_cast<double>(workload_.time().now_ns() - mark) / 1e9;
           mark = workload_.time().now_ns();
-          finish(*next);
           continue;
         }
         // The capture follows the pair's own latencies, unless the user
@@ -309,7 +337,16 @@ std::vector<PairResult> Engine::run_chained(std::vector<PairProgress>& pairs, st
         }
       } else {
         stop_stream();  // where the clock is, is not known: the next try starts afresh
-        reject(*next, a);
+        if (next->met) {
+          // Its stop was met: a failed extra request ends it as it stands.
+          ++r.failed[to_string(a.measurement.outcome)];
+          r.gpu_seconds += static_cast<double>(workload_.time().now_ns() - mark) / 1e9;
+          mark = workload_.time().now_ns();
+          finish(*next);
+          continue;
+        } else {
+          reject(*next, a);
+        }
       }
     } catch (const SkipPair& s) {
       stop_stream();

@@ -361,7 +361,17 @@ void Engine::skip(PairProgress& p, const SkipReason& reason) {
   p.done = true;
 }
 
-void Engine::lengthen_capture(PairProgress& p) {
+void Engine::lengthen_capture(PairProgress& p, bool records_full) {
+  // A chained slice that filled the records budget before the switch ended
+  // needs a coarser iteration, not a longer capture: twice the iteration
+  // holds twice the span, and its phase 1 costs twice, not the 64 times of
+  // an iteration sized for a ten-fold capture.
+  const std::int64_t holds_capture = iteration_for(p.capture_ms);
+  if (records_full && !settings_.plan.iteration_fmas && p.fmas < holds_capture) {
+    p.fmas = std::min(2 * p.fmas, holds_capture);
+    ++p.result.capture_retries;
+    return;
+  }
   if (p.capture_ms >= settings_.plan.max_capture_ms) {
     // Never captured at all: the pair's own escalating pilot has failed.
     if (p.result.rows.empty())
@@ -382,7 +392,7 @@ void Engine::lengthen_capture(PairProgress& p) {
 void Engine::reject(PairProgress& p, const Attempt& a) {
   ++p.result.failed[to_string(a.measurement.outcome)];
   skip_if_power_capped(clocks_.telemetry(), p.result.pair);
-  if (a.measurement.outcome == MeasurementOutcome::not_captured) lengthen_capture(p);
+  if (a.measurement.outcome == MeasurementOutcome::not_captured) lengthen_capture(p, a.records_full);
   if (++p.failed_attempts < settings_.max_attempts) return;
   p.failed_attempts = 0;
   if (++p.failed_measurements >= settings_.max_failed_measurements)
@@ -569,7 +579,8 @@ std::vector<std::size_t> Engine::measure_sample(const std::vector<std::vector<Cl
   for (std::size_t i : sample) {
     for (const PairResult& r : measure_group(groups[i], number, count)) {
       ++state_.cost.sampled_pairs;
-      if (r.status == "measured") counts.push_back(static_cast<double>(r.rows.size()));
+      if (r.status == "measured")
+        counts.push_back(static_cast<double>(r.measurements_at_stop > 0 ? r.measurements_at_stop : r.rows.size()));
     }
     number += groups[i].size();
   }

@@ -137,6 +137,9 @@ struct PairResult {
   double wakeup_ms = 0;
   int windows = 0;            // windows (paper) or requests (chained) measured
   int transits = 0;           // chained: unrecorded requests back to the initial clock
+  // Chained: the measurements when the stop was met (0: the pair's last one).
+  // The pair may measure on while the other direction still needs returns.
+  int measurements_at_stop = 0;
   int capture_retries = 0;    // measurements retried with a longer capture
   double gpu_seconds = 0;     // the pair's share of the run's
   double host_cpu_seconds = 0;  // CPU time of detection on the host
@@ -266,6 +269,7 @@ class Engine {
     WindowRecords records;
     Nanos request_gpu_ns = 0;
     double detection_cpu_s = 0;
+    bool records_full = false;  // chained, not captured: the slice reached the records budget first
   };
   Attempt measure_once(ClockPair pair, const WindowPlan& plan);
   // Both detectors on a window's or a stream slice's records; fills the row.
@@ -290,6 +294,7 @@ class Engine {
     double usual_capture_ms = 0;
     std::int64_t usual_fmas = 0;
     std::vector<RouteHop> via;  // a route's clocks before the target
+    bool met = false;   // chained: its stop is met, it measures on as a link
     bool done = false;
   };
   // Keeps an accepted measurement (traces, throttle checks, the RSE stop);
@@ -298,12 +303,13 @@ class Engine {
   // Counts a failed attempt; a measurement that failed every try counts once
   // more, and a pair with too many is skipped (SkipPair).
   void reject(PairProgress& p, const Attempt& a);
-  // A failure that a longer capture may fix: raises the pair's, or skips it.
-  void lengthen_capture(PairProgress& p);
+  // A failure that a longer capture (or, where the records budget ran out
+  // first, a coarser iteration) may fix: raises the pair's, or skips it.
+  void lengthen_capture(PairProgress& p, bool records_full);
   void skip(PairProgress& p, const SkipReason& reason);
   PairResult measure_pair(ClockPair pair, std::size_t number, std::size_t count);
   // The chained schedule (chained_schedule.cpp): both directions of a pair
-  // of clocks in one launch, alternating.
+  // of clocks in one launch, alternating until neither needs more.
   std::vector<PairResult> measure_chained(const std::vector<ClockPair>& group, std::size_t first_number,
                                          std::size_t count);
   std::vector<PairResult> run_chained(std::vector<PairProgress>& pairs, std::size_t count);

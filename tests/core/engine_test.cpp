@@ -229,6 +229,39 @@ TEST(Engine, ChainedKeepsAtMostTwoPairsInFlight) {
   EXPECT_TRUE(seen.open.empty());
 }
 
+// A direction whose stop is met measures on while the other still needs
+// its returns: on a pair where one direction has latency clusters (and so
+// needs many more measurements), no request is an unrecorded transit, and
+// the plan's sample counts what the stop took, not the extra ones.
+TEST(Engine, ChainedKeepsEveryReturnAsAMeasurement) {
+  for (std::uint64_t seed : {77, 78}) {
+    SimRun run("h200", seed);
+    EngineSettings s;
+    s.clocks = {1800, 1080};
+    s.pairs = ordered_pairs(s.clocks);
+    run.run(s);
+    ASSERT_EQ(run.recorder.results.size(), 2u);
+    const PairResult& a = run.recorder.results[0];
+    const PairResult& b = run.recorder.results[1];
+    std::printf("seed %llu: %d->%d n %zu (stop at %d), %d->%d n %zu (stop at %d), retries %d %d\n",
+                static_cast<unsigned long long>(seed), a.pair.init, a.pair.target, a.rows.size(),
+                a.measurements_at_stop, b.pair.init, b.pair.target, b.rows.size(), b.measurements_at_stop,
+                a.capture_retries, b.capture_retries);
+    const auto [fewer, more] = std::minmax({a.measurements_at_stop, b.measurements_at_stop});
+    EXPECT_GE(more, 4 * fewer) << "seed " << seed << ": the clustered direction needs far more";
+    for (const PairResult* r : {&a, &b}) {
+      SCOPED_TRACE("seed " + std::to_string(seed));
+      EXPECT_EQ(r->status, "measured");
+      EXPECT_EQ(r->transits, 0);
+      EXPECT_GE(r->measurements_at_stop, s.min_measurements);
+      EXPECT_EQ(r->measurements_at_stop % s.rse_check_every, 0);
+      // Both directions alternate to the end: within one of each other.
+      EXPECT_NEAR(static_cast<double>(r->rows.size()), static_cast<double>(more), 1.0);
+      expect_within_bounds(run.state, *r, false);
+    }
+  }
+}
+
 // A launch of many seconds (800 requests): every request is mapped with syncs taken right
 // before it and at its detection, so the simulator's wandering drift (up to
 // 10 ppm, wandering by 2 ppm a minute) adds nothing, late in the launch as
