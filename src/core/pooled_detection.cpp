@@ -12,6 +12,30 @@
 namespace latest {
 namespace {
 
+// The one pass over every record (block sums, shortest, longest): a third of
+// the detector's host time at SSE2, so compiled for AVX2 too where the CPU
+// has it (BM_DetectSwitchPooled 4.82-4.87 ms a window before, 3.66-3.91
+// after, the same run). Integer sums and extremes: either path gives the
+// same result.
+#if defined(__x86_64__) && defined(__GNUC__)
+#define LATEST_AVX2_CLONE __attribute__((target_clones("avx2", "default")))
+#else
+#define LATEST_AVX2_CLONE
+#endif
+LATEST_AVX2_CLONE void block_stats(const std::uint32_t* d, std::int64_t n, std::uint64_t& sum,
+                                   std::uint32_t& shortest, std::uint32_t& longest) {
+  std::uint64_t s = 0;
+  std::uint32_t lo = ~0u, hi = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    s += d[i];
+    lo = std::min(lo, d[i]);
+    hi = std::max(hi, d[i]);
+  }
+  sum = s;
+  shortest = lo;
+  longest = hi;
+}
+
 // An SM's iteration boundaries: boundary i starts iteration i, boundary n
 // ends the last. Block sums, taken in one pass, make any boundary cheap and
 // are the coarse scan's points.
@@ -35,12 +59,7 @@ class Boundaries {
       const std::int64_t to = std::min(n, from + kBlock);
       std::uint64_t sum = 0;
       std::uint32_t shortest = ~0u, longest = 0;
-      for (std::int64_t i = from; i < to; ++i) {
-        const std::uint32_t d = d_[static_cast<std::size_t>(i)];
-        sum += d;
-        shortest = std::min(shortest, d);
-        longest = std::max(longest, d);
-      }
+      block_stats(d_.data() + from, to - from, sum, shortest, longest);
       if (from > 0) shortest = std::min(shortest, d_[static_cast<std::size_t>(from - 1)]);
       if (to < n) shortest = std::min(shortest, d_[static_cast<std::size_t>(to)]);
       if (10ull * longest > tenths * shortest)
