@@ -293,7 +293,8 @@ std::vector<PairResult> Engine::run_chained(std::vector<PairProgress>& pairs, st
         start_stream_at(pair.init, fmas);
         next->result.wakeup_ms = state_.settle_ms.back();
       } else if (stream_clock_ != pair.init) {
-        // The other direction is done: back to this one's initial clock,
+        // Nothing here leads on (the other direction is done, or at its
+        // maximum, or a route's): back to this one's initial clock,
         // confirmed like a measurement but not kept.
         Attempt back = request_in_stream({stream_clock_, pair.init}, *next);
         ++next->result.transits;
