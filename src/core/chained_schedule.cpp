@@ -84,9 +84,8 @@ void Engine::start_stream_at(Mhz init, std::int64_t fmas) {
   // No wake-up is guessed: the launch waits, polling, until every SM has
   // run the confirmation length at the initial clock (the settling is
   // measured), within the longest capture or ten wake-ups, the longer.
-  const std::int64_t confirm = settings_.plan.confirmation_iterations;
-  const auto keep = static_cast<std::size_t>(settings_.plan.delay_iterations + confirm);
-  const double confirm_ns = static_cast<double>(confirm) * ci.pooled.iteration.mean;
+  const auto keep = static_cast<std::size_t>(settings_.plan.delay_iterations + settings_.plan.confirmation_iterations);
+  const double confirm_ns = static_cast<double>(settings_.plan.confirmation_iterations) * ci.pooled.iteration.mean;
   const auto poll_ns = static_cast<Nanos>(std::max(1e4, settings_.poll_share * confirm_ns));
   const auto deadline =
       launched + static_cast<Nanos>(std::max(settings_.plan.max_capture_ms, 10 * wakeup_for(init)) * 1e6);
@@ -147,8 +146,7 @@ Engine::Attempt Engine::request_in_stream(ClockPair pair, const PairProgress& p,
   if (t_r == 0) t_r = time.now_ns();
   const Telemetry tel = clocks_.telemetry();
 
-  const std::int64_t confirm = settings_.plan.confirmation_iterations;
-  const double confirm_ns = static_cast<double>(confirm) * ct.pooled.iteration.mean;
+  const double confirm_ns = static_cast<double>(plan.confirmation_iterations) * ct.pooled.iteration.mean;
   const auto poll_ns = static_cast<Nanos>(std::max(1e4, settings_.poll_share * confirm_ns));
   const auto deadline = t_s + static_cast<Nanos>(p.capture_ms * 1e6);
   // The switch cannot be confirmed before the pair's fastest one so far.
@@ -163,7 +161,7 @@ Engine::Attempt Engine::request_in_stream(ClockPair pair, const PairProgress& p,
   const double slow_ns = std::max(calibration(pair.init, fmas).pooled.iteration.mean, ct.pooled.iteration.mean);
   auto limit = static_cast<std::size_t>(plan.max_recorded_iterations);
   if (plan.iteration_fmas)
-    limit = std::max(limit, static_cast<std::size_t>(static_cast<double>(plan.delay_iterations + confirm) +
+    limit = std::max(limit, static_cast<std::size_t>(static_cast<double>(plan.delay_iterations + plan.confirmation_iterations) +
                                                      p.capture_ms * 1e6 / slow_ns));
   // Where the records look settled but the detector wants more, it runs
   // again only once another confirmation length has come.
@@ -206,7 +204,7 @@ Engine::Attempt Engine::request_in_stream(ClockPair pair, const PairProgress& p,
         next = settled;
         continue;
       }
-      detect_from = slice.front().duration_ns.size() + static_cast<std::size_t>(confirm);
+      detect_from = slice.front().duration_ns.size() + static_cast<std::size_t>(plan.confirmation_iterations);
     }
     next = time.now_ns() + poll_ns;
   }
@@ -249,37 +247,41 @@ std::vector<PairResult> Engine::run_chained(std::vector<PairProgress>& pairs, st
     observer_.pair_finished(p.result, state_);
     finished.push_back(p.result);
   };
+  // Each pair's share of the GPU time: from the end of the request before.
   Nanos mark = workload_.time().now_ns();
+  const auto charge = [&](PairProgress& p) {
+    const Nanos now = workload_.time().now_ns();
+    p.result.gpu_seconds += static_cast<double>(now - mark) / 1e9;
+    mark = now;
+  };
+  // Open: still measuring towards its stop. A pair whose stop is met stays
+  // in the launch while another is open: where the walk must go through its
+  // clocks anyway, its request is measured and kept, not an unrecorded
+  // transit.
+  const auto is_open = [](const PairProgress& p) { return !p.done && !p.met; };
+  const auto leads_on = [&](const PairProgress& p) {
+    return p.met && !p.done && static_cast<int>(p.result.rows.size()) < settings_.max_measurements &&
+           std::any_of(pairs.begin(), pairs.end(),
+                       [&](const PairProgress& q) { return is_open(q) && q.result.pair.init == p.result.pair.target; });
+  };
   for (;;) {
-    // A pair whose stop is met stays in the launch while another still
-    // measures: where the walk must go through its clocks anyway, its request
-    // is measured and kept, not an unrecorded transit.
-    const bool open = std::any_of(pairs.begin(), pairs.end(), [](const PairProgress& p) { return !p.done && !p.met; });
-    if (!open) {
+    if (std::none_of(pairs.begin(), pairs.end(), is_open)) {
       for (auto& p : pairs)
         if (!p.done) finish(p);
       return finished;
     }
-    // One still open that starts where the clock is, the least measured of
-    // those (routes of one pair take turns); else a met one from here into
-    // an open one's initial clock; else the first open one.
+    // One open that starts where the clock is, the least measured of those
+    // (routes of one pair take turns); else a met one from here into an open
+    // one's initial clock; else the first open one.
     PairProgress* next = nullptr;
-    for (auto& p : pairs) {
-      if (p.done || p.met || p.result.pair.init != stream_clock_) continue;
-      if (next == nullptr || p.result.rows.size() < next->result.rows.size()) next = &p;
-    }
-    for (auto& p : pairs) {
-      if (next != nullptr) break;
-      if (p.done || !p.met || p.result.pair.init != stream_clock_ ||
-          static_cast<int>(p.result.rows.size()) >= settings_.max_measurements)
-        continue;
-      if (std::any_of(pairs.begin(), pairs.end(), [&](const PairProgress& q) {
-            return !q.done && !q.met && q.result.pair.init == p.result.pair.target;
-          }))
-        next = &p;
-    }
     for (auto& p : pairs)
-      if (next == nullptr && !p.done && !p.met) next = &p;
+      if (is_open(p) && p.result.pair.init == stream_clock_ &&
+          (next == nullptr || p.result.rows.size() < next->result.rows.size()))
+        next = &p;
+    for (auto& p : pairs)
+      if (next == nullptr && p.result.pair.init == stream_clock_ && leads_on(p)) next = &p;
+    for (auto& p : pairs)
+      if (next == nullptr && is_open(p)) next = &p;
     const ClockPair pair = next->result.pair;
     try {
       std::int64_t fmas = 0;
@@ -323,42 +325,33 @@ std::vector<PairResult> Engine::run_chained(std::vector<PairProgress>& pairs, st
           next->met = true;
           r.measurements_at_stop = static_cast<int>(r.rows.size());
         }
-        if (next->met) {
-          r.gpu_seconds += static_cast<double>(workload_.time().now_ns() - mark) / 1e9;
-          mark = workload_.time().now_ns();
-          continue;
-        }
         // The capture follows the pair's own latencies, unless the user
         // fixed it; a longer one (and its coarser iteration) served the
         // measurement that needed it only.
-        if (!settings_.plan.capture_ms) {
+        if (!next->met && !settings_.plan.capture_ms) {
           next->usual_capture_ms = std::max(next->usual_capture_ms, capture_from_pilot(latency, settings_.plan));
           next->capture_ms = next->usual_capture_ms;
           next->fmas = next->usual_fmas;
         }
       } else {
         stop_stream();  // where the clock is, is not known: the next try starts afresh
-        if (next->met) {
-          // Its stop was met: a failed extra request ends it as it stands.
+        if (!next->met) {
+          reject(*next, a);
+        } else {  // its stop was met: a failed extra request ends it as it stands
           ++r.failed[to_string(a.measurement.outcome)];
-          r.gpu_seconds += static_cast<double>(workload_.time().now_ns() - mark) / 1e9;
-          mark = workload_.time().now_ns();
+          charge(*next);
           finish(*next);
           continue;
-        } else {
-          reject(*next, a);
         }
       }
     } catch (const SkipPair& s) {
       stop_stream();
       skip(*next, s.reason);
-      next->result.gpu_seconds += static_cast<double>(workload_.time().now_ns() - mark) / 1e9;
-      mark = workload_.time().now_ns();
+      charge(*next);
       finish(*next);
       continue;
     }
-    next->result.gpu_seconds += static_cast<double>(workload_.time().now_ns() - mark) / 1e9;
-    mark = workload_.time().now_ns();
+    charge(*next);
   }
 }
 

@@ -579,8 +579,7 @@ std::vector<std::size_t> Engine::measure_sample(const std::vector<std::vector<Cl
   for (std::size_t i : sample) {
     for (const PairResult& r : measure_group(groups[i], number, count)) {
       ++state_.cost.sampled_pairs;
-      if (r.status == "measured")
-        counts.push_back(static_cast<double>(r.measurements_at_stop > 0 ? r.measurements_at_stop : r.rows.size()));
+      if (r.status == "measured") counts.push_back(r.stop_count());
     }
     number += groups[i].size();
   }

@@ -140,6 +140,7 @@ struct PairResult {
   // Chained: the measurements when the stop was met (0: the pair's last one).
   // The pair may measure on while the other direction still needs returns.
   int measurements_at_stop = 0;
+  int stop_count() const { return measurements_at_stop > 0 ? measurements_at_stop : static_cast<int>(rows.size()); }
   int capture_retries = 0;    // measurements retried with a longer capture
   double gpu_seconds = 0;     // the pair's share of the run's
   double host_cpu_seconds = 0;  // CPU time of detection on the host

@@ -272,7 +272,7 @@ void ResultStore::pair_finished(const PairResult& r, const RunState& state) {
   j["failed"] = r.failed;
   j["windows"] = r.windows;
   j["transits"] = r.transits;
-  j["measurements_at_stop"] = r.measurements_at_stop > 0 ? r.measurements_at_stop : static_cast<int>(r.rows.size());
+  j["measurements_at_stop"] = r.stop_count();
   j["capture_retries"] = r.capture_retries;
   j["iteration_fmas"] = r.iteration_fmas;
   j["capture_ms"] = r.capture_ms;

@@ -259,6 +259,9 @@ TEST(Engine, ChainedKeepsEveryReturnAsAMeasurement) {
       EXPECT_NEAR(static_cast<double>(r->rows.size()), static_cast<double>(more), 1.0);
       expect_within_bounds(run.state, *r, false);
     }
+    // One group, so the plan's sample is the run: its count per pair is
+    // the mean of the two stops, not of the rows kept.
+    EXPECT_DOUBLE_EQ(run.state.cost.planned_measurements_per_pair, (fewer + more) / 2.0) << "seed " << seed;
   }
 }
 
