@@ -15,7 +15,7 @@ namespace {
 // The one pass over every record (block sums, shortest, longest): a third of
 // the detector's host time at SSE2, so compiled for AVX2 too where the CPU
 // has it (BM_DetectSwitchPooled 4.82-4.87 ms a window before, 3.66-3.91
-// after, the same run). Integer sums and extremes: either path gives the
+// after; docs/benchmarks.md). Integer sums and extremes: either path gives the
 // same result.
 #if defined(__x86_64__) && defined(__GNUC__)
 #define LATEST_AVX2_CLONE __attribute__((target_clones("avx2", "default")))
