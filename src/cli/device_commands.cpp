@@ -74,6 +74,43 @@ std::string clock_table_text(const std::vector<Mhz>& clocks) {
 
 }  // namespace
 
+namespace {
+
+// A short stream at the calibration's iteration, drained while it runs, as
+// the chained schedule drains it: its iterations must last what the
+// window's did, or no request would find its initial clock held.
+json check_stream(Workload& w, std::int64_t fmas, double window_mean_ns) {
+  constexpr int kDrains = 10;
+  const Nanos started = w.start_stream({fmas, 0, 0});
+  MomentAccumulator all;
+  std::size_t fewest = SIZE_MAX, most = 0;
+  std::vector<std::size_t> per_sm;
+  std::int64_t bytes = 0;
+  for (int d = 1; d <= kDrains; ++d) {
+    w.time().sleep_until(started + d * 5'000'000);
+    const WindowRecords more = w.drain();
+    bytes += more.bytes;
+    per_sm.resize(more.sms.size());
+    for (std::size_t s = 0; s < more.sms.size(); ++s) {
+      per_sm[s] += more.sms[s].duration_ns.size();
+      for (auto ns : more.sms[s].duration_ns) all.add(ns);
+    }
+  }
+  w.stop_stream();
+  for (auto n : per_sm) {
+    fewest = std::min(fewest, n);
+    most = std::max(most, n);
+  }
+  const Moments m = all.moments();
+  fmt::print("stream, drained {} times over {} ms: {}–{} records per SM, mean {:.1f} ns ({:+.2f} ns against the "
+             "window), {} bytes\n",
+             kDrains, kDrains * 5, fewest, most, m.mean, m.mean - window_mean_ns, bytes);
+  return {{"drains", kDrains}, {"fewest_records", fewest}, {"most_records", most}, {"mean_ns", m.mean},
+          {"sd_ns", m.sd}, {"minus_window_ns", m.mean - window_mean_ns}, {"bytes", bytes}};
+}
+
+}  // namespace
+
 int run_info(const InfoOptions& o) {
   BackendOptions b = o.backend;
   b.read_only = true;  // info never changes anything
@@ -194,6 +231,7 @@ int run_info(const InfoOptions& o) {
   cal_doc["window_wall_ms"] = window_s * 1e3;
   cal_doc["host_statistics_ms"] = host_ms;
   doc["calibration_current_clock"] = cal_doc;
+  if (w.can_stream()) doc["stream"] = check_stream(w, o.fmas, m.mean);
   if (!o.json.empty()) write_file_atomically(o.json, doc.dump(2) + "\n");
   return 0;
 }
@@ -208,6 +246,10 @@ void add_selftest_command(CLI::App& app, SelftestOptions& o) {
                   "fix the iteration length, the time resolution (default: sized from the window)");
   cmd->add_flag("--save-traces", o.save_traces, "keep each SM's records around every switch (traces/)");
   cmd->add_option("--detector", o.detector, "pooled (the default) or paper")->capture_default_str();
+  cmd->add_option("--schedule", o.schedule,
+                  "chained (many emulated switches per launch) or paper (one per launch), as for a measurement")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"chained", "paper"}));
   cmd->add_option("-o,--output", o.output,
                   "result directory (placeholders %h %u %i %j; several GPUs: HOST_UUID below it)")->capture_default_str();
   cmd->add_option("-d,--device", o.backend.device,
@@ -276,13 +318,15 @@ GpuOutcome selftest_gpu(const SelftestOptions& o, const BackendOptions& options,
     clocks = parse_clock_list(o.freq, supported);
   }
   const EngineSettings s =
-      selftest_engine_settings(clocks, {em.max_latency_ms, o.measurements, o.iteration_fmas, o.save_traces, detector});
+      selftest_engine_settings(clocks, {em.max_latency_ms, o.measurements, o.iteration_fmas, o.save_traces, detector,
+                                        o.schedule == "paper" ? Schedule::paper : Schedule::chained});
   const json settings_doc = {{"selftest", true},         {"freq_mhz", clocks}, {"latency_ms", {em.min_latency_ms, em.max_latency_ms}},
                              {"measurements", o.measurements}, {"seed", b.seed}, {"warps", b.warps},
                              {"capture_ms", *s.plan.capture_ms},
                              {"iteration_fmas", o.iteration_fmas ? json(*o.iteration_fmas) : json(nullptr)},
                              {"save_traces", o.save_traces},
-                             {"detector", to_string(detector)}};
+                             {"detector", to_string(detector)},
+                             {"schedule", o.schedule}};
   SessionOptions session_options;
   session_options.output = output;
   session_options.label = gpu_label(id, several);

@@ -33,6 +33,7 @@ struct SelftestOptions {
   std::optional<std::int64_t> iteration_fmas;  // default: sized from the window, as in a measurement
   bool save_traces = false;
   std::string detector = "pooled";
+  std::string schedule = "chained";
   std::string output = "latest-selftest";
 };
 void add_selftest_command(CLI::App& app, SelftestOptions& options);

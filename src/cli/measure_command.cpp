@@ -216,7 +216,9 @@ void validate(const MeasureOptions& o) {
   if (o.max_records < 4096) throw Error(ErrorKind::bad_argument, "--max-records must be at least 4096");
   if (o.backend.clock_api != "locked" && o.backend.clock_api != "application")
     throw Error(ErrorKind::bad_argument, fmt::format("unknown --clock-api '{}'", o.backend.clock_api), "use locked or application");
-  if (o.backend.warps < 1 || o.backend.warps > 32) throw Error(ErrorKind::bad_argument, "--warps must lie in 1..32");
+  if (o.backend.warps < 1 || o.backend.warps > 31)
+    throw Error(ErrorKind::bad_argument, "--warps must lie in 1..31",
+                "a block holds 32 warps, and one more per SM answers the timer sync");
   for (auto v : {o.capture_ms, o.wakeup_ms})
     if (v && !(*v > 0)) throw Error(ErrorKind::bad_argument, "--capture-ms and --wakeup-ms must be positive");
   if (!(o.max_capture_ms > 0)) throw Error(ErrorKind::bad_argument, "--max-capture-ms must be positive");

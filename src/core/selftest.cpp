@@ -27,6 +27,7 @@ EngineSettings selftest_engine_settings(const std::vector<Mhz>& clocks, const Se
   s.plan.iteration_fmas = st.iteration_fmas;
   s.save_traces = st.save_traces;
   s.detector = st.detector;
+  s.schedule = st.schedule;
   return s;
 }
 

@@ -16,6 +16,7 @@ struct SelftestSettings {
   std::optional<std::int64_t> iteration_fmas;
   bool save_traces = false;
   Detector detector = Detector::pooled;
+  Schedule schedule = Schedule::chained;
 };
 
 // The card's own clock (the highest supported) and the supported clock

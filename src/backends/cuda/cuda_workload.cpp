@@ -88,9 +88,11 @@ CudaWorkload::CudaWorkload(const CudaOptions& options) : options_(options) {
   char bus[32] = {};
   check_cuda(cudaDeviceGetPCIBusId(bus, sizeof bus, options_.cuda_index), "reading the PCI bus id");
   pci_bus_id_ = bus;
-  cudaStream_t stream;
-  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "creating a stream");
-  stream_ = stream;
+  for (void** s : {&stream_, &copy_stream_, &sync_stream_}) {
+    cudaStream_t stream;
+    check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "creating a stream");
+    *s = stream;
+  }
   // More than half the SM's shared memory: a second block cannot fit.
   shared_bytes_ = static_cast<int>(prop.sharedMemPerMultiprocessor / 2 + 1024);
   shared_bytes_ = std::min<int>(shared_bytes_, static_cast<int>(prop.sharedMemPerBlockOptin));
@@ -100,6 +102,8 @@ CudaWorkload::CudaWorkload(const CudaOptions& options) : options_(options) {
   info_.sm_count = prop.multiProcessorCount;
   check_cuda(cudaMalloc(&d_anchors_, sizeof(unsigned long long) * info_.sm_count), "allocating");
   check_cuda(cudaMalloc(&d_smids_, sizeof(int) * info_.sm_count), "allocating");
+  check_cuda(cudaMalloc(&d_heads_, sizeof(unsigned long long) * info_.sm_count), "allocating");
+  check_cuda(cudaMalloc(&d_stop_, sizeof(unsigned)), "allocating");
   void* words = nullptr;
   // With unified addressing (every 64-bit Linux) a mapped host pointer is also the device pointer.
   check_cuda(cudaHostAlloc(&words, 64, cudaHostAllocMapped), "allocating mapped memory");
@@ -117,13 +121,23 @@ CudaWorkload::CudaWorkload(const CudaOptions& options) : options_(options) {
 }
 
 CudaWorkload::~CudaWorkload() {
-  if (stream_) cudaStreamSynchronize(static_cast<cudaStream_t>(stream_));
+  try {
+    stop_stream();
+  } catch (...) {  // a destructor reports nothing; the context goes with the process
+  }
+  for (void* s : {stream_, copy_stream_, sync_stream_})
+    if (s) cudaStreamSynchronize(static_cast<cudaStream_t>(s));
   cudaFree(d_anchors_);
-  cudaFree(d_durations_);
-  cudaFree(d_cycles_);
   cudaFree(d_smids_);
+  cudaFree(d_ring_);
+  cudaFree(d_heads_);
+  cudaFree(d_stop_);
+  if (h_ring_) cudaFreeHost(h_ring_);
+  if (h_heads_) cudaFreeHost(h_heads_);
+  if (h_stop_) cudaFreeHost(h_stop_);
   if (h_ping_) cudaFreeHost(const_cast<unsigned*>(h_ping_));
-  if (stream_) cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
+  for (void* s : {stream_, copy_stream_, sync_stream_})
+    if (s) cudaStreamDestroy(static_cast<cudaStream_t>(s));
 }
 
 CudaWorkload::TimerProbe CudaWorkload::probe_timer() {
@@ -139,15 +153,25 @@ CudaWorkload::TimerProbe CudaWorkload::probe_timer() {
 
 TimerSync CudaWorkload::synchronize() {
   const int rounds = options_.sync_rounds;
-  *h_ping_ = 0;
-  *h_pong_ = 0;
-  check_cuda(launch_sync(h_ping_, h_stamp_, h_pong_, rounds, stream_), "launching the timer sync");
+  // While a stream runs, its polling warp answers (kernels.hpp); between
+  // launches, a sync kernel, counting its pings from 1. The stream's pings
+  // have the top bit set, so each differs from the last one answered.
+  const bool by_kernel = !streaming_;
+  if (by_kernel) {
+    *h_ping_ = 0;
+    *h_pong_ = 0;
+    check_cuda(launch_sync(h_ping_, h_stamp_, h_pong_, rounds, sync_stream_), "launching the timer sync");
+  }
   TimerSync best;
   best.round_trip_ns = 1e18;
   for (int k = 1; k <= rounds; ++k) {
+    const unsigned ping = by_kernel ? static_cast<unsigned>(k) : 0x80000000u | ++stream_pings_;
     const Nanos h1 = time_.now_ns();
-    *h_ping_ = static_cast<unsigned>(k);
-    while (*h_pong_ != static_cast<unsigned>(k)) {
+    *h_ping_ = ping;
+    while (*h_pong_ != ping) {
+      if (time_.now_ns() - h1 > 2'000'000'000)
+        throw Error(ErrorKind::internal, "CUDA: the GPU did not answer the timer sync within 2 s",
+                    "another process may hold the GPU; run latest alone on it");
     }
     const Nanos h2 = time_.now_ns();
     const auto g = static_cast<Nanos>(*h_stamp_);
@@ -157,7 +181,7 @@ TimerSync CudaWorkload::synchronize() {
       best.host_ns = (h1 + h2) / 2;
     }
   }
-  check_cuda(cudaStreamSynchronize(static_cast<cudaStream_t>(stream_)), "finishing the timer sync");
+  if (by_kernel) check_cuda(cudaStreamSynchronize(static_cast<cudaStream_t>(sync_stream_)), "finishing the timer sync");
   best.uncertainty_ns = best.round_trip_ns / 2;
   return best;
 }
@@ -170,39 +194,104 @@ Nanos CudaWorkload::launch(const WindowSpec& spec) {
   return launch(spec, static_cast<double>(spec.iteration_fmas), SwitchSignal{});
 }
 
-Nanos CudaWorkload::launch(const WindowSpec& spec, double fmas, const SwitchSignal& signal) {
-  const auto sms = static_cast<std::size_t>(info_.sm_count);
-  const auto need = sms * static_cast<std::size_t>(std::max<std::int64_t>(spec.iterations, 1));
-  if (need > durations_capacity_) {
-    cudaFree(d_durations_);
-    cudaFree(d_cycles_);
-    d_durations_ = d_cycles_ = nullptr;
-    check_cuda(cudaMalloc(&d_durations_, need * sizeof(std::uint32_t)), "allocating the window's records");
-    check_cuda(cudaMalloc(&d_cycles_, need * sizeof(std::uint32_t)), "allocating the window's records");
-    durations_capacity_ = need;
+namespace {
+
+// Exactly one recording block per SM, or the per-SM statistics mean nothing.
+void check_one_block_per_sm(const std::vector<int>& smids, int sm_count) {
+  std::set<int> seen(smids.begin(), smids.end());
+  if (seen.size() != smids.size() || *seen.begin() < 0 || *seen.rbegin() >= sm_count)
+    throw Error(ErrorKind::not_supported,
+                fmt::format("could not place one recording block on each of the {} SMs ({} distinct SMs seen)",
+                            smids.size(), seen.size()),
+                "another process may be using the GPU; run latest alone on it");
+}
+
+void* pinned(std::size_t bytes) {
+  void* p = nullptr;
+  check_cuda(cudaHostAlloc(&p, bytes, cudaHostAllocDefault), "allocating pinned memory");
+  return p;
+}
+
+}  // namespace
+
+long long read_ring_block(const std::uint64_t* ring, int blocks, int block, int ring_shift, long long from,
+                          long long until, SmRecords& out) {
+  const long long mask = (1ll << ring_shift) - 1;
+  long long i = from;
+  for (; i < until; ++i) {
+    const std::uint64_t word = ring[static_cast<std::size_t>((i & mask) * blocks + block)];
+    const auto tag = static_cast<unsigned>((word >> kRingDurationBits) & 63u);
+    const unsigned expected = ring_tag(i, ring_shift);
+    if (tag != expected) {
+      // Not written yet: the slot still holds the lap before (or nothing).
+      const unsigned before = i <= mask ? 0u : ring_tag(i - mask - 1, ring_shift);
+      if (tag == before) break;
+      throw Error(ErrorKind::internal,
+                  fmt::format("the stream's records came faster than the host drained them (record {} of block {} "
+                              "was overwritten)",
+                              i, block),
+                  "use longer iterations (--iteration-fmas), or keep other work off this machine's CPUs");
+    }
+    out.duration_ns.push_back(static_cast<std::uint32_t>(word & ((1u << kRingDurationBits) - 1)));
+    out.cycles.push_back(static_cast<std::uint32_t>(word >> 32));
   }
+  return i - from;
+}
+
+WindowKernelArgs CudaWorkload::kernel_args(const WindowSpec& spec, double fmas, const SwitchSignal& signal) {
   WindowKernelArgs a;
   a.anchors = d_anchors_;
-  a.durations = d_durations_;
-  a.cycles = d_cycles_;
   a.smids = d_smids_;
   a.warmup = spec.warmup_iterations;
-  a.iterations = spec.iterations;
+  a.heads = d_heads_;
+  a.stop = d_stop_;
+  a.ping = h_ping_;
+  a.stamp = h_stamp_;
+  a.pong = h_pong_;
   a.fmas = kernel_fmas(fmas);
-  if (signal.host_flag) {
-    const auto stream = static_cast<cudaStream_t>(stream_);
-    a.emulate = 1;
-    *signal.host_flag = 0;
-    check_cuda(cudaMemsetAsync(signal.device_flag, 0, sizeof(unsigned), stream), "clearing the flag");
-    check_cuda(cudaMemsetAsync(signal.flip_seen_ns, 0, sizeof(unsigned long long), stream), "clearing the flip stamp");
-    check_cuda(cudaMemsetAsync(signal.switch_ns, 0, sizeof(unsigned long long) * sms, stream),
-               "clearing the switch times");
-    a.host_flag = signal.host_flag;
-    a.device_flag = signal.device_flag;
-    a.flip_seen_ns = signal.flip_seen_ns;
-    a.switch_ns = signal.switch_ns;
-    a.phase_salt = signal.phase_salt;
+  if (!signal.host_flag) return a;
+  const auto sms = static_cast<std::size_t>(info_.sm_count);
+  a.emulate = 1;
+  *signal.host_flag = 0;
+  signal.flip_seen[0] = 0;
+  signal.flip_seen[1] = 0;
+  for (std::size_t b = 0; b < sms; ++b) {
+    signal.switch_ns[b] = 0;
+    signal.switch_number[b] = 0;
   }
+  check_cuda(cudaMemsetAsync(signal.device_flag, 0, sizeof(unsigned long long), static_cast<cudaStream_t>(stream_)),
+             "clearing the flag");
+  // With unified addressing (every 64-bit Linux) a mapped host pointer is also the device pointer.
+  a.host_flag = signal.host_flag;
+  a.device_flag = signal.device_flag;
+  a.flip_seen = const_cast<unsigned long long*>(signal.flip_seen);
+  a.switch_ns = const_cast<unsigned long long*>(signal.switch_ns);
+  a.switch_number = const_cast<unsigned*>(signal.switch_number);
+  a.phase_salt = signal.phase_salt;
+  return a;
+}
+
+void CudaWorkload::reserve_ring(std::size_t words) {
+  if (words <= ring_words_) return;
+  cudaFree(d_ring_);
+  d_ring_ = nullptr;
+  ring_words_ = 0;
+  check_cuda(cudaMalloc(&d_ring_, words * sizeof(std::uint64_t)), "allocating the records");
+  ring_words_ = words;
+}
+
+Nanos CudaWorkload::launch(const WindowSpec& spec, double fmas, const SwitchSignal& signal) {
+  if (streaming_) throw Error(ErrorKind::internal, "a window launched while a stream runs");
+  const auto sms = static_cast<std::size_t>(info_.sm_count);
+  window_shift_ = 0;
+  while ((1ll << window_shift_) < spec.iterations) ++window_shift_;
+  reserve_ring(sms << window_shift_);
+  const auto stream = static_cast<cudaStream_t>(stream_);
+  check_cuda(cudaMemsetAsync(d_stop_, 0, sizeof(unsigned), stream), "clearing");
+  WindowKernelArgs a = kernel_args(spec, fmas, signal);
+  a.iterations = spec.iterations;
+  a.ring = d_ring_;
+  a.ring_shift = window_shift_;
   pending_ = spec;
   const Nanos launched = time_.now_ns();
   check_cuda(launch_window(a, info_.sm_count, options_.warps, shared_bytes_, stream_), "launching the window");
@@ -219,33 +308,161 @@ WindowRecords CudaWorkload::collect() {
   const auto sms = static_cast<std::size_t>(info_.sm_count);
   std::vector<unsigned long long> anchors(sms);
   std::vector<int> smids(sms);
-  std::vector<std::uint32_t> durations(sms * static_cast<std::size_t>(spec.iterations));
-  std::vector<std::uint32_t> cycles(durations.size());
+  std::vector<std::uint64_t> ring(sms * static_cast<std::size_t>(spec.iterations));
   check_cuda(cudaMemcpy(anchors.data(), d_anchors_, sms * sizeof(unsigned long long), cudaMemcpyDeviceToHost), "copying");
   check_cuda(cudaMemcpy(smids.data(), d_smids_, sms * sizeof(int), cudaMemcpyDeviceToHost), "copying");
-  check_cuda(cudaMemcpy(durations.data(), d_durations_, durations.size() * sizeof(std::uint32_t), cudaMemcpyDeviceToHost),
-        "copying the records");
-  check_cuda(cudaMemcpy(cycles.data(), d_cycles_, cycles.size() * sizeof(std::uint32_t), cudaMemcpyDeviceToHost),
-        "copying the cycle counts");
-  // Exactly one recording block per SM, or the per-SM statistics mean nothing.
-  std::set<int> seen(smids.begin(), smids.end());
-  if (seen.size() != sms || *seen.begin() < 0 || *seen.rbegin() >= info_.sm_count)
-    throw Error(ErrorKind::not_supported,
-                fmt::format("could not place one recording block on each of the {} SMs ({} distinct SMs seen)", sms,
-                            seen.size()),
-                "another process may be using the GPU; run latest alone on it");
+  check_cuda(cudaMemcpy(ring.data(), d_ring_, ring.size() * sizeof(std::uint64_t), cudaMemcpyDeviceToHost),
+             "copying the records");
+  check_one_block_per_sm(smids, info_.sm_count);
   out.sms.resize(sms);
   for (std::size_t b = 0; b < sms; ++b) {
     SmRecords& r = out.sms[static_cast<std::size_t>(smids[b])];
     r.sm = smids[b];
     r.first_start_ns = static_cast<Nanos>(anchors[b]);
-    const auto from = static_cast<std::ptrdiff_t>(b * spec.iterations);
-    const auto to = static_cast<std::ptrdiff_t>((b + 1) * spec.iterations);
-    r.duration_ns.assign(durations.begin() + from, durations.begin() + to);
-    r.cycles.assign(cycles.begin() + from, cycles.begin() + to);
+    r.duration_ns.reserve(static_cast<std::size_t>(spec.iterations));
+    r.cycles.reserve(static_cast<std::size_t>(spec.iterations));
+    if (read_ring_block(ring.data(), static_cast<int>(sms), static_cast<int>(b), window_shift_, 0, spec.iterations, r) !=
+        spec.iterations)
+      throw Error(ErrorKind::internal, fmt::format("the window's block {} left records unwritten", b));
   }
-  out.bytes = static_cast<std::int64_t>(anchors.size() * 8 + smids.size() * 4 + durations.size() * 8);
+  out.bytes = static_cast<std::int64_t>(anchors.size() * 8 + smids.size() * 4 + ring.size() * 8);
   return out;
+}
+
+Nanos CudaWorkload::start_stream(const WindowSpec& spec) {
+  return start_stream(spec, static_cast<double>(spec.iteration_fmas), SwitchSignal{});
+}
+
+Nanos CudaWorkload::start_stream(const WindowSpec& spec, double fmas, const SwitchSignal& signal) {
+  if (streaming_ || pending_) throw Error(ErrorKind::internal, "a stream started while a launch runs");
+  const auto sms = static_cast<std::size_t>(info_.sm_count);
+  const std::size_t slots = std::size_t{1} << kRingShift;
+  const auto stream = static_cast<cudaStream_t>(stream_);
+  reserve_ring(slots * sms);
+  if (!h_ring_) {
+    h_ring_ = static_cast<std::uint64_t*>(pinned(slots * sms * sizeof(std::uint64_t)));
+    h_heads_ = static_cast<unsigned long long*>(pinned(2 * sms * sizeof(unsigned long long)));
+    h_stop_ = static_cast<unsigned*>(pinned(sizeof(unsigned)));
+    *h_stop_ = 1;
+  }
+  // A slot of an earlier stream would pass for this one's: the ring starts empty.
+  check_cuda(cudaMemsetAsync(d_ring_, 0, slots * sms * sizeof(std::uint64_t), stream), "clearing the ring");
+  check_cuda(cudaMemsetAsync(d_heads_, 0, sms * sizeof(unsigned long long), stream), "clearing");
+  check_cuda(cudaMemsetAsync(d_stop_, 0, sizeof(unsigned), stream), "clearing");
+  check_cuda(cudaMemsetAsync(d_anchors_, 0, sms * sizeof(unsigned long long), stream), "clearing");
+  WindowKernelArgs a = kernel_args(spec, fmas, signal);
+  a.iterations = -1;
+  a.ring = d_ring_;
+  a.ring_shift = kRingShift;
+  // The drains read the anchors from another stream: these clears first.
+  check_cuda(cudaStreamSynchronize(stream), "clearing the ring");
+  anchored_ = false;
+  consumed_.assign(sms, 0);
+  next_start_.assign(sms, 0);
+  pending_records_.assign(sms, SmRecords{});
+  pending_bytes_ = 0;
+  drain_error_ = nullptr;
+  const Nanos launched = time_.now_ns();
+  check_cuda(launch_window(a, info_.sm_count, options_.warps, shared_bytes_, stream_), "launching the stream");
+  streaming_ = true;
+  drainer_ = std::thread([this] { drain_in_background(); });
+  return launched;
+}
+
+void CudaWorkload::pull() {
+  const auto sms = static_cast<std::size_t>(info_.sm_count);
+  const auto copy = static_cast<cudaStream_t>(copy_stream_);
+  unsigned long long* anchors = h_heads_ + sms;
+  check_cuda(cudaMemcpyAsync(h_heads_, d_heads_, sms * sizeof(unsigned long long), cudaMemcpyDeviceToHost, copy),
+             "copying the stream's heads");
+  if (!anchored_) {
+    check_cuda(cudaMemcpyAsync(anchors, d_anchors_, sms * sizeof(unsigned long long), cudaMemcpyDeviceToHost, copy),
+               "copying the stream's anchors");
+    stream_smids_.assign(sms, -1);
+    check_cuda(cudaMemcpyAsync(stream_smids_.data(), d_smids_, sms * sizeof(int), cudaMemcpyDeviceToHost, copy),
+               "copying the stream's SMs");
+  }
+  check_cuda(cudaStreamSynchronize(copy), "draining the stream");
+  pending_bytes_ += static_cast<std::int64_t>(sms * sizeof(unsigned long long));
+  if (!anchored_) {
+    // Every block writes its SM and anchor before its first record.
+    if (std::any_of(anchors, anchors + sms, [](unsigned long long t) { return t == 0; })) return;
+    check_one_block_per_sm(stream_smids_, info_.sm_count);
+    for (std::size_t b = 0; b < sms; ++b) next_start_[b] = static_cast<Nanos>(anchors[b]);
+    anchored_ = true;
+  }
+  const long long lo = *std::min_element(consumed_.begin(), consumed_.end());
+  const auto hi = static_cast<long long>(*std::max_element(h_heads_, h_heads_ + sms));
+  if (hi <= lo) return;
+  const long long slots = 1ll << kRingShift;
+  const std::size_t row = sms * sizeof(std::uint64_t);
+  // One copy, or two where the new slots wrap; a lap or more behind, the
+  // lost records show as later tags below.
+  for (long long from = lo; from < std::min(hi, lo + slots);) {
+    const long long first = from & (slots - 1);
+    const long long n = std::min(std::min(hi, lo + slots) - from, slots - first);
+    check_cuda(cudaMemcpyAsync(reinterpret_cast<char*>(h_ring_) + first * row,
+                               reinterpret_cast<const char*>(d_ring_) + first * row, static_cast<std::size_t>(n) * row,
+                               cudaMemcpyDeviceToHost, copy),
+               "copying the stream's records");
+    pending_bytes_ += static_cast<std::int64_t>(static_cast<std::size_t>(n) * row);
+    from += n;
+  }
+  check_cuda(cudaStreamSynchronize(copy), "draining the stream");
+  for (std::size_t b = 0; b < sms; ++b) {
+    SmRecords& rec = pending_records_[static_cast<std::size_t>(stream_smids_[b])];
+    const std::size_t had = rec.duration_ns.size();
+    if (had == 0) rec.first_start_ns = next_start_[b];
+    const long long until = std::min(hi, lo + slots);
+    consumed_[b] += read_ring_block(h_ring_, static_cast<int>(sms), static_cast<int>(b), kRingShift, consumed_[b],
+                                    until, rec);
+    for (std::size_t i = had; i < rec.duration_ns.size(); ++i) next_start_[b] += rec.duration_ns[i];
+  }
+}
+
+void CudaWorkload::drain_in_background() {
+  pthread_setaffinity_np(pthread_self(), sizeof helper_cpus_, &helper_cpus_);
+  while (streaming_) {
+    timespec ts{0, 1'000'000};
+    nanosleep(&ts, nullptr);
+    const std::lock_guard<std::mutex> hold(ring_mutex_);
+    if (!streaming_ || drain_error_) continue;
+    try {
+      pull();
+    } catch (...) {
+      drain_error_ = std::current_exception();
+    }
+  }
+}
+
+WindowRecords CudaWorkload::drain() {
+  if (!streaming_) throw Error(ErrorKind::internal, "drain without a stream");
+  const std::lock_guard<std::mutex> hold(ring_mutex_);
+  if (drain_error_) std::rethrow_exception(drain_error_);
+  pull();
+  WindowRecords out;
+  out.sms.resize(pending_records_.size());
+  // Records are indexed by SM, as a window's are.
+  for (std::size_t s = 0; s < out.sms.size(); ++s) {
+    std::swap(out.sms[s], pending_records_[s]);
+    out.sms[s].sm = static_cast<int>(s);
+  }
+  out.bytes = pending_bytes_;
+  pending_bytes_ = 0;
+  return out;
+}
+
+void CudaWorkload::stop_stream() {
+  if (!streaming_) return;
+  {
+    const std::lock_guard<std::mutex> hold(ring_mutex_);
+    streaming_ = false;
+  }
+  if (drainer_.joinable()) drainer_.join();
+  check_cuda(cudaMemcpyAsync(d_stop_, h_stop_, sizeof(unsigned), cudaMemcpyHostToDevice,
+                             static_cast<cudaStream_t>(copy_stream_)),
+             "stopping the stream");
+  check_cuda(cudaStreamSynchronize(static_cast<cudaStream_t>(stream_)), "ending the stream");
 }
 
 }  // namespace latest::cuda

@@ -4,13 +4,20 @@
 // Emulated switching (emulated_workload.hpp) is built on its public surface.
 #include <sched.h>
 
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/workload.hpp"
 
 namespace latest::cuda {
+
+struct WindowKernelArgs;
 
 // The CUDA index (after CUDA_VISIBLE_DEVICES) of a PCI bus id; throws
 // Error(not_found) when CUDA does not see it.
@@ -33,16 +40,26 @@ struct CudaOptions {
   int sync_rounds = 64;
 };
 
-// Device words through which a window's iteration length can be switched
-// while it runs (emulated switching): the kernel polls `host_flag` and
-// fills the rest. The workload clears them before the launch.
+// Words through which the iteration length can be switched while a window
+// or stream runs (emulated switching): the kernel polls `host_flag` and
+// fills the rest (kernels.hpp says what each holds). The workload clears
+// them before each launch.
 struct SwitchSignal {
-  volatile unsigned* host_flag = nullptr;        // mapped: 0, then the new FMAs per iteration
-  unsigned* device_flag = nullptr;               // block 0 broadcasts through it
-  unsigned long long* flip_seen_ns = nullptr;    // when block 0 saw the host flag
-  unsigned long long* switch_ns = nullptr;       // per block: when the new length took effect, 0 never
-  int phase_salt = 0;                            // where in an iteration it lands (kernels.hpp)
+  volatile unsigned long long* host_flag = nullptr;  // mapped: (switch number << 32) | FMAs per iteration
+  unsigned long long* device_flag = nullptr;         // block 0 broadcasts through it
+  volatile unsigned long long* flip_seen = nullptr;  // mapped: when block 0 saw the host word, and the word
+  volatile unsigned long long* switch_ns = nullptr;  // mapped, per block: when the latest switch took effect
+  volatile unsigned* switch_number = nullptr;        // mapped, per block: which switch that was
+  int phase_salt = 0;                                // where in an iteration it lands (kernels.hpp)
 };
+
+// Reads block `block`'s records from `from` up to `until` (exclusive) out of
+// a host copy of the stream's ring (kernels.hpp) into `out`, stopping at the
+// first slot its lap has not written yet; returns how many it read. A slot
+// a later lap wrote means the kernel overwrote records nobody had read:
+// Error(internal), naming the fix.
+long long read_ring_block(const std::uint64_t* ring, int blocks, int block, int ring_shift, long long from,
+                          long long until, SmRecords& out);
 
 class CudaWorkload final : public Workload {
  public:
@@ -54,10 +71,18 @@ class CudaWorkload final : public Workload {
   TimerSync synchronize() override;
   Nanos launch(const WindowSpec& spec) override;
   WindowRecords collect() override;
+  // A stream's records reach the host through a ring in device memory that
+  // a helper thread copies every millisecond, so a long wait of the engine
+  // between drains loses nothing.
+  bool can_stream() const override { return true; }
+  Nanos start_stream(const WindowSpec& spec) override;
+  WindowRecords drain() override;
+  void stop_stream() override;
 
-  // A window of `fmas` FMAs per iteration (rounded to a multiple of 8)
-  // whose length `signal` may switch.
+  // A window or stream of `fmas` FMAs per iteration (rounded to a multiple
+  // of 8) whose length `signal` may switch.
   Nanos launch(const WindowSpec& spec, double fmas, const SwitchSignal& signal);
+  Nanos start_stream(const WindowSpec& spec, double fmas, const SwitchSignal& signal);
   // FMAs per iteration as the kernel runs them: a multiple of 8, at least 8.
   static int kernel_fmas(double fmas);
 
@@ -74,25 +99,55 @@ class CudaWorkload final : public Workload {
     double sm_mhz = 0;  // clock64() cycles per %globaltimer µs
   };
   TimerProbe probe_timer();
+  // The arguments a window and a stream share; clears the signal's words.
+  WindowKernelArgs kernel_args(const WindowSpec& spec, double fmas, const SwitchSignal& signal);
+  // A ring of at least `words` words.
+  void reserve_ring(std::size_t words);
+  // Copies the ring's new records into pending_; under ring_mutex_.
+  void pull();
+  void drain_in_background();
 
   CudaOptions options_;
   WorkloadInfo info_;
   MonotonicRawTime time_;
   std::string pci_bus_id_;
-  void* stream_ = nullptr;
+  void* stream_ = nullptr;       // windows and streams
+  void* copy_stream_ = nullptr;  // a stream's drains and its stop, while it runs
+  void* sync_stream_ = nullptr;  // timer syncs, also while a stream runs
   int shared_bytes_ = 0;
-  // Device buffers, grown as windows need.
   unsigned long long* d_anchors_ = nullptr;
-  std::uint32_t* d_durations_ = nullptr;
-  std::uint32_t* d_cycles_ = nullptr;
   int* d_smids_ = nullptr;
-  std::size_t durations_capacity_ = 0;
+  // The records' ring (kernels.hpp), grown as windows need; a stream uses
+  // its first 1 << kRingShift slots.
+  unsigned long long* d_ring_ = nullptr;
+  std::size_t ring_words_ = 0;
+  int window_shift_ = 0;  // a window's ring: its iterations rounded up to a power of two
+  unsigned long long* d_heads_ = nullptr;
+  unsigned* d_stop_ = nullptr;
   // Mapped pinned words for the timer sync.
   volatile unsigned* h_ping_ = nullptr;
   volatile unsigned long long* h_stamp_ = nullptr;
   volatile unsigned* h_pong_ = nullptr;
+  unsigned stream_pings_ = 0;
 
   std::optional<WindowSpec> pending_;
+
+  // The running stream: the ring's host copy (pinned), the per-block record
+  // counts the kernel publishes, and the word that ends it.
+  static constexpr int kRingShift = 16;  // 65,536 records per SM, 66 ms at 1 us an iteration
+  std::uint64_t* h_ring_ = nullptr;
+  unsigned long long* h_heads_ = nullptr;  // pinned: [0, sms) heads, then the anchors
+  unsigned* h_stop_ = nullptr;             // pinned word holding 1, copied to d_stop_ to end the stream
+  std::atomic<bool> streaming_{false};
+  std::thread drainer_;
+  std::mutex ring_mutex_;
+  std::exception_ptr drain_error_;
+  bool anchored_ = false;
+  std::vector<int> stream_smids_;          // per block
+  std::vector<long long> consumed_;        // per block: records read
+  std::vector<Nanos> next_start_;          // per block: the start of its next record
+  std::vector<SmRecords> pending_records_;  // per SM: read, not yet drained
+  std::int64_t pending_bytes_ = 0;
   Mhz card_mhz_ = 0;
   cpu_set_t helper_cpus_{};
 };

@@ -12,24 +12,28 @@ namespace latest::cuda {
 EmulatedWorkload::EmulatedWorkload(std::unique_ptr<CudaWorkload> gpu, const Emulation& emulation)
     : gpu_(std::move(gpu)), emulation_(emulation), rng_(emulation.seed) {
   const auto sms = static_cast<std::size_t>(gpu_->info().sm_count);
-  void* word = nullptr;
-  // With unified addressing (every 64-bit Linux) a mapped host pointer is also the device pointer.
-  check_cuda(cudaHostAlloc(&word, sizeof(unsigned), cudaHostAllocMapped), "allocating mapped memory");
-  signal_.host_flag = static_cast<volatile unsigned*>(word);
+  // One mapped block: the host word, what block 0 saw, and each SM's switch
+  // (written once a switch, so PCIe traffic is negligible). With unified
+  // addressing (every 64-bit Linux) a mapped host pointer is also the
+  // device pointer.
+  void* words = nullptr;
+  check_cuda(cudaHostAlloc(&words, (3 + sms) * sizeof(unsigned long long) + sms * sizeof(unsigned), cudaHostAllocMapped),
+             "allocating mapped memory");
+  auto* base = static_cast<unsigned long long*>(words);
+  signal_.host_flag = base;
+  signal_.flip_seen = base + 1;
+  signal_.switch_ns = base + 3;
+  signal_.switch_number = reinterpret_cast<unsigned*>(base + 3 + sms);
   *signal_.host_flag = 0;
-  check_cuda(cudaMalloc(&signal_.device_flag, sizeof(unsigned)), "allocating");
-  check_cuda(cudaMalloc(&signal_.flip_seen_ns, sizeof(unsigned long long)), "allocating");
-  check_cuda(cudaMalloc(&signal_.switch_ns, sizeof(unsigned long long) * sms), "allocating");
+  check_cuda(cudaMalloc(&signal_.device_flag, sizeof(unsigned long long)), "allocating");
   emulated_clock_ = gpu_->card_mhz();
 }
 
 EmulatedWorkload::~EmulatedWorkload() {
   join_flipper();
-  gpu_.reset();  // its destructor waits for the last window, which uses the words below
+  gpu_.reset();  // its destructor ends the last launch, which uses the words below
   cudaFree(signal_.device_flag);
-  cudaFree(signal_.flip_seen_ns);
-  cudaFree(signal_.switch_ns);
-  if (signal_.host_flag) cudaFreeHost(const_cast<unsigned*>(signal_.host_flag));
+  if (signal_.host_flag) cudaFreeHost(const_cast<unsigned long long*>(signal_.host_flag));
 }
 
 WorkloadInfo EmulatedWorkload::info() const {
@@ -49,8 +53,30 @@ double EmulatedWorkload::stretched(std::int64_t fmas, Mhz clock) const {
 Nanos EmulatedWorkload::launch(const WindowSpec& spec) {
   pending_ = spec;
   pending_target_ = 0;
+  flipped_at_ = 0;
   signal_.phase_salt = static_cast<int>(rng_() & 15);
   return gpu_->launch(spec, stretched(spec.iteration_fmas, emulated_clock_), signal_);
+}
+
+Nanos EmulatedWorkload::start_stream(const WindowSpec& spec) {
+  pending_ = spec;
+  pending_target_ = 0;
+  flipped_at_ = 0;
+  word_ = 0;
+  signal_.phase_salt = static_cast<int>(rng_() & 15);
+  const Nanos launched = gpu_->start_stream(spec, stretched(spec.iteration_fmas, emulated_clock_), signal_);
+  streaming_ = true;
+  return launched;
+}
+
+void EmulatedWorkload::stop_stream() {
+  if (!streaming_) return;
+  join_flipper();
+  if (flipped_at_ > 0) emulated_clock_ = pending_target_;
+  streaming_ = false;
+  pending_.reset();
+  pending_target_ = 0;
+  gpu_->stop_stream();
 }
 
 void EmulatedWorkload::join_flipper() {
@@ -58,26 +84,29 @@ void EmulatedWorkload::join_flipper() {
 }
 
 void EmulatedWorkload::clock_requested(Nanos host_ns, Mhz target) {
-  if (!pending_ || pending_->iterations == 0) {
-    emulated_clock_ = target;  // between windows the emulated clock changes at once
+  if (!pending_ || (!streaming_ && pending_->iterations == 0)) {
+    emulated_clock_ = target;  // between launches the emulated clock changes at once
     return;
   }
   std::uniform_real_distribution<double> dist(emulation_.min_latency_ms, emulation_.max_latency_ms);
   const double latency_ms = dist(rng_);
   join_flipper();
+  if (flipped_at_ > 0) emulated_clock_ = pending_target_;
   requested_at_ = host_ns;
   pending_target_ = target;
   flipped_at_ = 0;
   const Nanos when = host_ns + static_cast<Nanos>(latency_ms * 1e6);
   const auto fmas = static_cast<unsigned>(CudaWorkload::kernel_fmas(stretched(pending_->iteration_fmas, target)));
+  word_ = ((word_ >> 32) + 1) << 32 | fmas;
+  const unsigned long long word = word_;
   const cpu_set_t cpus = gpu_->helper_cpus();
-  flipper_ = std::thread([this, when, fmas, cpus] {
+  flipper_ = std::thread([this, when, word, cpus] {
     pthread_setaffinity_np(pthread_self(), sizeof cpus, &cpus);
     MonotonicRawTime clock;
     clock.sleep_until(when);
     // The write is dated by the midpoint of two reads around it.
     const Nanos before = clock.now_ns();
-    *signal_.host_flag = fmas;
+    *signal_.host_flag = word;
     const Nanos after = clock.now_ns();
     flip_bracket_ns_ = after - before;
     flipped_at_ = before + (after - before) / 2;
@@ -88,10 +117,7 @@ WindowRecords EmulatedWorkload::collect() {
   WindowRecords out = gpu_->collect();
   pending_.reset();
   join_flipper();
-  if (pending_target_) {
-    switch_ = emulated_switch();
-    emulated_clock_ = pending_target_;
-  }
+  if (flipped_at_ > 0) emulated_clock_ = pending_target_;
   return out;
 }
 
@@ -115,24 +141,25 @@ SwitchTruth resolve(const EmulatedSwitch& em, const TimerSync& before, const Tim
 }
 
 std::optional<SwitchTruth> EmulatedWorkload::truth(const TimerSync& before, const TimerSync& after) const {
-  if (!switch_) return std::nullopt;
-  return resolve(*switch_, before, after);
+  const std::optional<EmulatedSwitch> em = emulated_switch();
+  if (!em) return std::nullopt;
+  return resolve(*em, before, after);
 }
 
-std::optional<EmulatedSwitch> EmulatedWorkload::emulated_switch() {
+std::optional<EmulatedSwitch> EmulatedWorkload::emulated_switch() const {
   const Nanos flipped = flipped_at_;
-  if (flipped <= 0) return std::nullopt;  // no flip was scheduled in this window
+  if (pending_target_ == 0 || flipped <= 0) return std::nullopt;  // no flip yet in this launch
   EmulatedSwitch em;
   em.request_host_ns = requested_at_;
   em.flip_host_ns = flipped;
   em.flip_bracket_ns = flip_bracket_ns_;
-  unsigned long long seen_ns = 0;
-  check_cuda(cudaMemcpy(&seen_ns, signal_.flip_seen_ns, sizeof seen_ns, cudaMemcpyDeviceToHost), "copying");
-  if (seen_ns > 0) em.seen_gpu_ns = static_cast<Nanos>(seen_ns);
+  if (signal_.flip_seen[1] == word_) em.seen_gpu_ns = static_cast<Nanos>(signal_.flip_seen[0]);
+  // Only the SMs that took up this switch count; one that has not means no
+  // time at which every SM had.
+  const auto number = static_cast<unsigned>(word_ >> 32);
   std::vector<unsigned long long> switched(static_cast<std::size_t>(gpu_->info().sm_count));
-  check_cuda(cudaMemcpy(switched.data(), signal_.switch_ns, switched.size() * sizeof(unsigned long long),
-                        cudaMemcpyDeviceToHost),
-             "copying");
+  for (std::size_t b = 0; b < switched.size(); ++b)
+    switched[b] = signal_.switch_number[b] == number ? signal_.switch_ns[b] : 0;
   em.in_effect_gpu_ns = in_effect_on_every_sm(switched);
   return em;
 }

@@ -2,7 +2,8 @@
 // Emulated switching for `latest selftest` (SPEC §5.2): the real kernel,
 // timers and sync, but no clock ever changes. At host time t_s + L the host
 // flips a mapped word and the kernel's iterations take the length the target
-// clock would give. Built on CudaWorkload's public surface.
+// clock would give: once in a window, at every request in a stream (the
+// chained schedule). Built on CudaWorkload's public surface.
 #include <sched.h>
 
 #include <atomic>
@@ -55,6 +56,10 @@ class EmulatedWorkload final : public Workload {
   TimerSync synchronize() override { return gpu_->synchronize(); }
   Nanos launch(const WindowSpec& spec) override;
   WindowRecords collect() override;
+  bool can_stream() const override { return true; }
+  Nanos start_stream(const WindowSpec& spec) override;
+  WindowRecords drain() override { return gpu_->drain(); }
+  void stop_stream() override;
   void clock_requested(Nanos host_ns, Mhz target) override;
   std::optional<SwitchTruth> truth(const TimerSync& before, const TimerSync& after) const override;
 
@@ -62,21 +67,22 @@ class EmulatedWorkload final : public Workload {
   // FMAs that last at the card's clock what `fmas` would at `clock`.
   double stretched(std::int64_t fmas, Mhz clock) const;
   void join_flipper();
-  // The record of the window's emulated switch.
-  std::optional<EmulatedSwitch> emulated_switch();
+  // The record of the switch requested last, as far as it has happened.
+  std::optional<EmulatedSwitch> emulated_switch() const;
 
   std::unique_ptr<CudaWorkload> gpu_;
   Emulation emulation_;
   SwitchSignal signal_;
-  std::optional<WindowSpec> pending_;
+  std::optional<WindowSpec> pending_;  // the window or stream that runs
+  bool streaming_ = false;
   Mhz emulated_clock_ = 0;
-  Mhz pending_target_ = 0;
+  Mhz pending_target_ = 0;        // the target of the switch requested last in this launch, 0 none
+  unsigned long long word_ = 0;   // the host word of that switch (kernels.hpp)
   std::thread flipper_;
   std::atomic<Nanos> flipped_at_{0};
   std::atomic<Nanos> flip_bracket_ns_{0};
   Nanos requested_at_ = 0;
   std::mt19937_64 rng_;
-  std::optional<EmulatedSwitch> switch_;
 };
 
 // The clock side for emulated switching: the card's identity, clock table and

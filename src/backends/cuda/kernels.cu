@@ -35,28 +35,52 @@ __device__ __forceinline__ float fma_chain(float x, int fmas) {
   return x;
 }
 
+__device__ __forceinline__ unsigned long long load_volatile(const unsigned long long* p) {
+  unsigned long long v;
+  asm volatile("ld.volatile.u64 %0, [%1];" : "=l"(v) : "l"(p));
+  return v;
+}
+
 __global__ void window_kernel(WindowKernelArgs a) {
   extern __shared__ unsigned char occupy[];  // only there to keep other blocks off this SM
   __shared__ volatile int done;
   const bool emulating = a.emulate != 0;
+  const bool streaming = a.iterations < 0;
   if (threadIdx.x == 0) {
     done = 0;
     a.smids[blockIdx.x] = sm_id();
     occupy[0] = 0;
   }
   __syncthreads();
-  // Emulated switching adds one warp per block. In block 0 its first thread
-  // polls the host word over PCIe and broadcasts through device memory, so
-  // the other SMs never queue on PCIe reads (SPEC §4); elsewhere it exits.
-  if (emulating && threadIdx.x >= blockDim.x - 32) {
+  // One more warp per block. In block 0 its first thread polls the host's
+  // words over PCIe, so the other SMs never queue on PCIe reads (SPEC §4);
+  // elsewhere it exits. It answers the timer sync's pings while a stream
+  // runs (a sync kernel beside the stream would disturb the iterations of
+  // the SM it lands on), and under emulated switching it broadcasts each
+  // switch through device memory. It polls in windows too, so that SM 0
+  // works alike in the calibration and in a stream. A window's poll stops
+  // after its one switch.
+  if (threadIdx.x >= blockDim.x - 32) {
     if (blockIdx.x != 0 || threadIdx.x != blockDim.x - 32) return;
+    unsigned long long seen = 0;
+    unsigned answered = *a.ping;
     while (!done) {
-      const unsigned fmas = *a.host_flag;
-      if (fmas) {
-        atomicExch(a.device_flag, fmas);
+      const unsigned long long word = emulating ? *a.host_flag : 0ull;
+      const unsigned ping = *a.ping;
+      if (ping != answered) {
+        *a.stamp = global_timer();
+        __threadfence_system();
+        *a.pong = ping;
+        __threadfence_system();
+        answered = ping;
+      }
+      if (word != seen) {
+        atomicExch(a.device_flag, word);
         __threadfence();
-        *a.flip_seen_ns = global_timer();
-        break;
+        a.flip_seen[0] = global_timer();
+        a.flip_seen[1] = word;
+        seen = word;
+        if (!streaming) break;
       }
     }
     return;
@@ -66,39 +90,63 @@ __global__ void window_kernel(WindowKernelArgs a) {
   for (long long i = 0; i < a.warmup; ++i) x = fma_chain(x, a.fmas);
   unsigned long long prev = global_timer();
   long long prev_cycles = clock64();
-  if (recorder) a.anchors[blockIdx.x] = prev;
-  std::uint32_t* out = a.durations + blockIdx.x * a.iterations;
-  std::uint32_t* out_cycles = a.cycles + blockIdx.x * a.iterations;
+  if (recorder) {
+    a.anchors[blockIdx.x] = prev;
+    __threadfence_system();  // once: the host may read the anchor as soon as a record is there
+  }
+  const long long slot_mask = (1ll << a.ring_shift) - 1;
   // Emulation reads the broadcast word as an iteration starts and applies it
   // to the next one, so the load's latency hides behind the chain: emulated
   // iterations last what plain ones do (reading it on the critical path made
   // the first target iteration up to 3 ticks long on the H200). That next
   // iteration is mixed, as under a real clock change: k/16 of it at the
-  // initial length, the rest at the target's, with the switch dated between.
-  int fmas = a.fmas;
-  unsigned long long switched_ns = 0;
-  const int k = (static_cast<int>(blockIdx.x) * 5 + a.phase_salt) & 15;
-  for (long long i = 0; i < a.iterations; ++i) {
-    const unsigned word = emulating ? load_volatile(a.device_flag) : 0u;
-    if (fmas != a.fmas && switched_ns == 0) {
-      x = fma_chain(x, a.fmas * k / 16 / 8 * 8);
-      switched_ns = global_timer();
-      x = fma_chain(x, fmas * (16 - k) / 16 / 8 * 8);
+  // length before, the rest at the new one, with the switch dated between.
+  // The stop word is read the same way. A window and a stream do the same
+  // work an iteration (the same record, the same loads), so a window's
+  // calibration holds for a stream's records.
+  int fmas = a.fmas, next_fmas = a.fmas, k = 0;
+  unsigned number = 0;
+  unsigned long long applied = 0;
+  bool switching = false;
+  for (long long i = 0; streaming || i < a.iterations; ++i) {
+    const unsigned long long word = emulating ? load_volatile(a.device_flag) : 0ull;
+    const unsigned stop = load_volatile(a.stop);
+    if (switching) {
+      x = fma_chain(x, fmas * k / 16 / 8 * 8);
+      const unsigned long long switched_ns = global_timer();
+      x = fma_chain(x, next_fmas * (16 - k) / 16 / 8 * 8);
+      fmas = next_fmas;
+      switching = false;
+      if (recorder) {
+        a.switch_ns[blockIdx.x] = switched_ns;
+        a.switch_number[blockIdx.x] = number;
+      }
     } else {
       x = fma_chain(x, fmas);
     }
     const unsigned long long now = global_timer();
     const long long now_cycles = clock64();
     if (recorder) {
-      out[i] = static_cast<std::uint32_t>(now - prev);
-      out_cycles[i] = static_cast<std::uint32_t>(now_cycles - prev_cycles);
+      const auto ns = static_cast<std::uint32_t>(now - prev);
+      const auto cycles = static_cast<std::uint32_t>(now_cycles - prev_cycles);
+      const unsigned long long clamped = ns < (1u << kRingDurationBits) ? ns : (1u << kRingDurationBits) - 1;
+      a.ring[(i & slot_mask) * gridDim.x + blockIdx.x] =
+          (static_cast<unsigned long long>(cycles) << 32) |
+          (static_cast<unsigned long long>(ring_tag(i, a.ring_shift)) << kRingDurationBits) | clamped;
+      a.heads[blockIdx.x] = static_cast<unsigned long long>(i + 1);
     }
     prev = now;
     prev_cycles = now_cycles;
-    fmas = word ? static_cast<int>(word) : a.fmas;
+    if (stop) break;
+    if (word != applied) {
+      applied = word;
+      next_fmas = static_cast<int>(word & 0xffffffffu);
+      number = static_cast<unsigned>(word >> 32);
+      k = (static_cast<int>(blockIdx.x) * 5 + a.phase_salt + static_cast<int>(number) * 7) & 15;
+      switching = true;
+    }
   }
   if (x == 12345.678f) a.smids[blockIdx.x] = -1;  // keeps the chain alive
-  if (recorder && emulating) a.switch_ns[blockIdx.x] = switched_ns;
   if (recorder && blockIdx.x == 0) done = 1;
 }
 
@@ -145,7 +193,7 @@ int window_kernel_allow_shared(int shared_bytes) {
 }
 
 int launch_window(const WindowKernelArgs& args, int blocks, int warps, int shared_bytes, void* stream) {
-  const int threads = (warps + (args.emulate ? 1 : 0)) * 32;
+  const int threads = (warps + 1) * 32;
   window_kernel<<<blocks, threads, shared_bytes, static_cast<cudaStream_t>(stream)>>>(args);
   return cudaGetLastError();
 }

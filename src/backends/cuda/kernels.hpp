@@ -4,33 +4,65 @@
 // else is host C++.
 #include <cstdint>
 
+// The ring's tag is computed alike on both sides.
+#ifdef __CUDACC__
+#define LATEST_HOST_DEVICE __host__ __device__
+#else
+#define LATEST_HOST_DEVICE
+#endif
+
 namespace latest::cuda {
+
+// Records go to a ring in device memory, slot-major (slot s of every block
+// lies together, so the slots new since a stream's last drain are one or two
+// contiguous copies); a window's ring holds all its iterations. Each slot is one 64-bit word written by one
+// store: clock64() cycles in the high half, then a lap tag, then the
+// %globaltimer ns. The tag says which lap of the ring wrote the slot, so the
+// host tells a new record from one not yet overwritten, and from records it
+// lost, without any fence on the device.
+inline constexpr int kRingDurationBits = 26;  // 67 ms an iteration at most
+inline constexpr unsigned kRingLaps = 63;     // tags 1..63; 0 is a slot never written
+LATEST_HOST_DEVICE inline constexpr unsigned ring_tag(long long record, int ring_shift) {
+  return static_cast<unsigned>((record >> ring_shift) % kRingLaps) + 1;
+}
 
 struct WindowKernelArgs {
   unsigned long long* anchors = nullptr;  // per block: %globaltimer before iteration 0
-  std::uint32_t* durations = nullptr;     // [block][iterations]: %globaltimer ns
-  std::uint32_t* cycles = nullptr;        // [block][iterations]: clock64() cycles
   int* smids = nullptr;                   // per block
   long long warmup = 0;
+  // A window records `iterations` per block; a stream (iterations < 0)
+  // records until *stop is non-zero.
   long long iterations = 0;
-  int fmas = 0;        // FMAs per iteration
-  int emulate = 0;     // emulated switching on
-  // Mapped pinned word the host flips: 0 until the emulated switch, then the
-  // FMAs per iteration the target clock calls for.
-  volatile unsigned* host_flag = nullptr;
-  unsigned* device_flag = nullptr;          // device word block 0 broadcasts through
-  unsigned long long* flip_seen_ns = nullptr;  // device: when block 0 saw the host flip
-  // Per block: the %globaltimer at which the emulated switch took effect on
-  // that SM, 0 if it never did. The switch lands inside an iteration, at
-  // k/16 of it (k from `phase_salt` and the block), as a real clock change
-  // lands at a random point of each SM's iteration.
+  unsigned long long* ring = nullptr;  // [slot][block], 1 << ring_shift slots
+  int ring_shift = 0;
+  unsigned long long* heads = nullptr;  // per block: records written, a hint for the host
+  const unsigned* stop = nullptr;  // device word, read by windows too (0)
+  // Mapped words of the timer sync (launch_sync's protocol), answered by
+  // block 0's polling warp.
+  volatile unsigned* ping = nullptr;
+  volatile unsigned long long* stamp = nullptr;
+  volatile unsigned* pong = nullptr;
+  int fmas = 0;     // FMAs per iteration
+  int emulate = 0;  // emulated switching on
+  // Mapped pinned word the host writes for each emulated switch: the
+  // switch's number (from 1) in the high half, the FMAs per iteration the
+  // target clock calls for in the low half; 0 before the first.
+  volatile unsigned long long* host_flag = nullptr;
+  unsigned long long* device_flag = nullptr;  // device word block 0 broadcasts through
+  // Mapped: when block 0's poll saw the host word, and the word it saw.
+  unsigned long long* flip_seen = nullptr;
+  // Mapped, per block: the %globaltimer at which the latest emulated switch
+  // took effect on that SM, and that switch's number. The switch lands
+  // inside an iteration, at k/16 of it (k from `phase_salt`, the block and
+  // the switch's number), as a real clock change lands at a random point of
+  // each SM's iteration.
   unsigned long long* switch_ns = nullptr;
+  unsigned* switch_number = nullptr;
   int phase_salt = 0;
 };
 
 // One block per SM (dynamic shared memory keeps a second out), `warps` warps
-// each, plus the polling warp when emulating; thread 0 records. Asynchronous
-// on `stream`.
+// each, plus the polling warp; thread 0 records. Asynchronous on `stream`.
 int launch_window(const WindowKernelArgs& args, int blocks, int warps, int shared_bytes, void* stream);
 int window_kernel_allow_shared(int shared_bytes);
 

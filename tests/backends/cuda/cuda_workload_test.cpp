@@ -1,0 +1,77 @@
+// The stream's ring, host-side (no GPU needed): the records a drain reads
+// from a copy of the ring, and the records it must refuse as lost.
+#include "backends/cuda/cuda_workload.hpp"
+
+#include <gtest/gtest.h>
+
+#include "backends/cuda/kernels.hpp"
+#include "core/error.hpp"
+
+namespace latest::cuda {
+namespace {
+
+constexpr int kShift = 2;  // 4 slots
+constexpr int kBlocks = 2;
+
+// One record as the kernel stores it (kernels.hpp).
+std::uint64_t slot_word(long long record, std::uint32_t ns, std::uint32_t cycles) {
+  return static_cast<std::uint64_t>(cycles) << 32 |
+         static_cast<std::uint64_t>(ring_tag(record, kShift)) << kRingDurationBits | ns;
+}
+
+struct Ring {
+  std::vector<std::uint64_t> slots = std::vector<std::uint64_t>((1u << kShift) * kBlocks, 0);
+  void write(int block, long long record, std::uint32_t ns, std::uint32_t cycles) {
+    slots[static_cast<std::size_t>((record & ((1 << kShift) - 1)) * kBlocks + block)] = slot_word(record, ns, cycles);
+  }
+};
+
+TEST(StreamRing, ReadsUpToTheFirstSlotNotWrittenYet) {
+  Ring ring;
+  for (long long i = 0; i < 3; ++i) ring.write(1, i, 1000 + static_cast<std::uint32_t>(i), 1980 + static_cast<std::uint32_t>(i));
+  ring.write(0, 0, 7, 8);
+  SmRecords out;
+  EXPECT_EQ(read_ring_block(ring.slots.data(), kBlocks, 1, kShift, 0, 4, out), 3);
+  EXPECT_EQ(out.duration_ns, (std::vector<std::uint32_t>{1000, 1001, 1002}));
+  EXPECT_EQ(out.cycles, (std::vector<std::uint32_t>{1980, 1981, 1982}));
+  SmRecords other;
+  EXPECT_EQ(read_ring_block(ring.slots.data(), kBlocks, 0, kShift, 0, 4, other), 1) << "blocks do not mix";
+  EXPECT_EQ(other.duration_ns, (std::vector<std::uint32_t>{7}));
+}
+
+TEST(StreamRing, ASlotOfTheLapBeforeIsNotWrittenYet) {
+  Ring ring;
+  for (long long i = 0; i < 4; ++i) ring.write(0, i, 10, 20);
+  for (long long i = 4; i < 7; ++i) ring.write(0, i, 30 + static_cast<std::uint32_t>(i), 40);
+  SmRecords out;
+  EXPECT_EQ(read_ring_block(ring.slots.data(), kBlocks, 0, kShift, 4, 9, out), 3) << "slot 3 still holds record 3";
+  EXPECT_EQ(out.duration_ns, (std::vector<std::uint32_t>{34, 35, 36}));
+}
+
+TEST(StreamRing, TagsWrapAfterTheirLaps) {
+  // Record 252 is lap 63, whose tag is 1 again; the lap before's is 63.
+  Ring ring;
+  const long long first = 63LL << kShift;
+  for (long long i = first - 4; i < first; ++i) ring.write(0, i, 5, 6);
+  ring.write(0, first, 99, 100);
+  SmRecords out;
+  EXPECT_EQ(read_ring_block(ring.slots.data(), kBlocks, 0, kShift, first, first + 4, out), 1);
+  EXPECT_EQ(out.duration_ns, (std::vector<std::uint32_t>{99}));
+}
+
+TEST(StreamRing, AnOverwrittenRecordIsAnErrorNotAGap) {
+  Ring ring;
+  for (long long i = 0; i < 6; ++i) ring.write(0, i, 10, 20);  // records 4 and 5 overwrote 0 and 1
+  SmRecords out;
+  try {
+    read_ring_block(ring.slots.data(), kBlocks, 0, kShift, 1, 6, out);
+    FAIL() << "record 1 was lost";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::internal);
+    EXPECT_NE(std::string(e.what()).find("record 1 of block 0 was overwritten"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(read_ring_block(ring.slots.data(), kBlocks, 0, kShift, 2, 6, out), 4) << "read in time, nothing is lost";
+}
+
+}  // namespace
+}  // namespace latest::cuda
