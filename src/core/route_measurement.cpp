@@ -14,7 +14,7 @@ RouteRun Engine::measure_routes(const std::vector<RouteRequest>& routes) {
   if (!workload_.can_stream())
     throw Error(ErrorKind::not_supported,
                 "measuring a route needs the chained schedule, and this workload cannot stream its records",
-                "measure routes on the simulator for now; the CUDA workload streams in a later version");
+                "measure routes with a workload that streams: the CUDA one or the simulator");
   if (routes.empty()) throw Error(ErrorKind::bad_argument, "no route to measure");
   started_ns_ = workload_.time().now_ns();
   state_.device = clocks_.identity();
