@@ -214,6 +214,18 @@ void* pinned(std::size_t bytes) {
 
 }  // namespace
 
+std::vector<std::pair<long long, long long>> ring_copies(long long from, long long until, int ring_shift) {
+  const long long slots = 1ll << ring_shift;
+  std::vector<std::pair<long long, long long>> copies;
+  for (long long at = from; at < std::min(until, from + slots);) {
+    const long long first = at & (slots - 1);
+    const long long n = std::min(std::min(until, from + slots) - at, slots - first);
+    copies.emplace_back(first, n);
+    at += n;
+  }
+  return copies;
+}
+
 long long read_ring_block(const std::uint64_t* ring, int blocks, int block, int ring_shift, long long from,
                           long long until, SmRecords& out) {
   const long long mask = (1ll << ring_shift) - 1;
@@ -396,17 +408,12 @@ void CudaWorkload::pull() {
   if (hi <= lo) return;
   const long long slots = 1ll << kRingShift;
   const std::size_t row = sms * sizeof(std::uint64_t);
-  // One copy, or two where the new slots wrap; a lap or more behind, the
-  // lost records show as later tags below.
-  for (long long from = lo; from < std::min(hi, lo + slots);) {
-    const long long first = from & (slots - 1);
-    const long long n = std::min(std::min(hi, lo + slots) - from, slots - first);
+  for (const auto& [first, n] : ring_copies(lo, hi, kRingShift)) {
     check_cuda(cudaMemcpyAsync(reinterpret_cast<char*>(h_ring_) + first * row,
                                reinterpret_cast<const char*>(d_ring_) + first * row, static_cast<std::size_t>(n) * row,
                                cudaMemcpyDeviceToHost, copy),
                "copying the stream's records");
     pending_bytes_ += static_cast<std::int64_t>(static_cast<std::size_t>(n) * row);
-    from += n;
   }
   check_cuda(cudaStreamSynchronize(copy), "draining the stream");
   for (std::size_t b = 0; b < sms; ++b) {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/workload.hpp"
@@ -52,6 +53,11 @@ struct SwitchSignal {
   volatile unsigned* switch_number = nullptr;        // mapped, per block: which switch that was
   int phase_salt = 0;                                // where in an iteration it lands (kernels.hpp)
 };
+
+// The slots of records [from, until) as (first slot, count) runs of the
+// ring: one, or two where they wrap; at most one ring's worth (records a lap
+// or more behind are lost, which their tags show when read).
+std::vector<std::pair<long long, long long>> ring_copies(long long from, long long until, int ring_shift);
 
 // Reads block `block`'s records from `from` up to `until` (exclusive) out of
 // a host copy of the stream's ring (kernels.hpp) into `out`, stopping at the

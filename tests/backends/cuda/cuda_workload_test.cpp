@@ -73,5 +73,15 @@ TEST(StreamRing, AnOverwrittenRecordIsAnErrorNotAGap) {
   EXPECT_EQ(read_ring_block(ring.slots.data(), kBlocks, 0, kShift, 2, 6, out), 4) << "read in time, nothing is lost";
 }
 
+TEST(StreamRing, CopiesOneRunOrTwoWhereTheSlotsWrap) {
+  using Runs = std::vector<std::pair<long long, long long>>;
+  EXPECT_EQ(ring_copies(0, 3, kShift), (Runs{{0, 3}}));
+  EXPECT_EQ(ring_copies(5, 7, kShift), (Runs{{1, 2}})) << "lap 1, slots 1-2";
+  EXPECT_EQ(ring_copies(3, 6, kShift), (Runs{{3, 1}, {0, 2}})) << "the end of the ring, then its start";
+  EXPECT_EQ(ring_copies(4, 8, kShift), (Runs{{0, 4}})) << "exactly one lap";
+  EXPECT_EQ(ring_copies(2, 11, kShift), (Runs{{2, 2}, {0, 2}})) << "more than a lap: one ring's worth, the rest lost";
+  EXPECT_TRUE(ring_copies(6, 6, kShift).empty());
+}
+
 }  // namespace
 }  // namespace latest::cuda
