@@ -206,6 +206,14 @@ void check_one_block_per_sm(const std::vector<int>& smids, int sm_count) {
                 "another process may be using the GPU; run latest alone on it");
 }
 
+// A window's ring holds all its iterations: their count rounded up to a
+// power of two.
+int window_shift(std::int64_t iterations) {
+  int shift = 0;
+  while ((1ll << shift) < iterations) ++shift;
+  return shift;
+}
+
 void* pinned(std::size_t bytes) {
   void* p = nullptr;
   check_cuda(cudaHostAlloc(&p, bytes, cudaHostAllocDefault), "allocating pinned memory");
@@ -295,15 +303,14 @@ void CudaWorkload::reserve_ring(std::size_t words) {
 Nanos CudaWorkload::launch(const WindowSpec& spec, double fmas, const SwitchSignal& signal) {
   if (streaming_) throw Error(ErrorKind::internal, "a window launched while a stream runs");
   const auto sms = static_cast<std::size_t>(info_.sm_count);
-  window_shift_ = 0;
-  while ((1ll << window_shift_) < spec.iterations) ++window_shift_;
-  reserve_ring(sms << window_shift_);
+  const int shift = window_shift(spec.iterations);
+  reserve_ring(sms << shift);
   const auto stream = static_cast<cudaStream_t>(stream_);
   check_cuda(cudaMemsetAsync(d_stop_, 0, sizeof(unsigned), stream), "clearing");
   WindowKernelArgs a = kernel_args(spec, fmas, signal);
   a.iterations = spec.iterations;
   a.ring = d_ring_;
-  a.ring_shift = window_shift_;
+  a.ring_shift = shift;
   pending_ = spec;
   const Nanos launched = time_.now_ns();
   check_cuda(launch_window(a, info_.sm_count, options_.warps, shared_bytes_, stream_), "launching the window");
@@ -333,8 +340,8 @@ WindowRecords CudaWorkload::collect() {
     r.first_start_ns = static_cast<Nanos>(anchors[b]);
     r.duration_ns.reserve(static_cast<std::size_t>(spec.iterations));
     r.cycles.reserve(static_cast<std::size_t>(spec.iterations));
-    if (read_ring_block(ring.data(), static_cast<int>(sms), static_cast<int>(b), window_shift_, 0, spec.iterations, r) !=
-        spec.iterations)
+    if (read_ring_block(ring.data(), static_cast<int>(sms), static_cast<int>(b), window_shift(spec.iterations), 0,
+                        spec.iterations, r) != spec.iterations)
       throw Error(ErrorKind::internal, fmt::format("the window's block {} left records unwritten", b));
   }
   out.bytes = static_cast<std::int64_t>(anchors.size() * 8 + smids.size() * 4 + ring.size() * 8);
@@ -406,7 +413,8 @@ void CudaWorkload::pull() {
   const long long lo = *std::min_element(consumed_.begin(), consumed_.end());
   const auto hi = static_cast<long long>(*std::max_element(h_heads_, h_heads_ + sms));
   if (hi <= lo) return;
-  const long long slots = 1ll << kRingShift;
+  // What one pull reads: one ring's worth at most (ring_copies).
+  const long long until = std::min(hi, lo + (1ll << kRingShift));
   const std::size_t row = sms * sizeof(std::uint64_t);
   for (const auto& [first, n] : ring_copies(lo, hi, kRingShift)) {
     check_cuda(cudaMemcpyAsync(reinterpret_cast<char*>(h_ring_) + first * row,
@@ -420,7 +428,6 @@ void CudaWorkload::pull() {
     SmRecords& rec = pending_records_[static_cast<std::size_t>(stream_smids_[b])];
     const std::size_t had = rec.duration_ns.size();
     if (had == 0) rec.first_start_ns = next_start_[b];
-    const long long until = std::min(hi, lo + slots);
     consumed_[b] += read_ring_block(h_ring_, static_cast<int>(sms), static_cast<int>(b), kRingShift, consumed_[b],
                                     until, rec);
     for (std::size_t i = had; i < rec.duration_ns.size(); ++i) next_start_[b] += rec.duration_ns[i];

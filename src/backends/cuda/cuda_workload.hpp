@@ -127,7 +127,6 @@ class CudaWorkload final : public Workload {
   // its first 1 << kRingShift slots.
   unsigned long long* d_ring_ = nullptr;
   std::size_t ring_words_ = 0;
-  int window_shift_ = 0;  // a window's ring: its iterations rounded up to a power of two
   unsigned long long* d_heads_ = nullptr;
   unsigned* d_stop_ = nullptr;
   // Mapped pinned words for the timer sync.
