@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 """The figures docs/hardware/h200.md quotes, from what the lent H200 sent back.
 
-  h200-summary.py selftest FILE.json...   per file: n, |error - in effect|
+  h200-summary.py selftest PATH...        per selftest.json, or per result
+      directory (its selftest.json and manifest.json): n, |error - in effect|
       median / p99 / max in us, measurements early by more than their sync
-      uncertainty, and those beyond 5 us
+      uncertainty, those beyond 5 us, late beyond 2 us, the in-effect and
+      error - in effect medians; for a directory also failed tries, skipped
+      pairs, GPU ms a measurement (the pairs' shares), the whole run's GPU
+      and wall seconds, bytes copied and host CPU seconds
   h200-summary.py telemetry CSV FROM TO   nvidia-smi samples between two
       UTC times (HH:MM:SS, from the run log's step lines): power, temperature,
       SM clock range, utilisation
@@ -12,18 +16,54 @@ Standard library only; quantiles as the index floor(q*n) of the sorted values.
 """
 import csv
 import json
+import os
 import sys
+from datetime import datetime
 
 
 def selftest(paths):
     for path in paths:
-        ms = json.load(open(path))["accuracy"]["measurements"]
-        r = sorted(abs(m["error_minus_in_effect_us"]) for m in ms)
+        directory = path if os.path.isdir(path) else None
+        doc = json.load(open(os.path.join(directory, "selftest.json") if directory else path))
+        ms = doc["accuracy"]["measurements"]
+        residual = [m["error_minus_in_effect_us"] for m in ms]
+        r = sorted(abs(x) for x in residual)
         n = len(r)
         early = sum(1 for m in ms if m["error_minus_in_effect_us"] < -m["sync_uncertainty_us"])
-        far = [round(m["error_minus_in_effect_us"], 1) for m in ms if abs(m["error_minus_in_effect_us"]) > 5]
-        print(f"{path}: n {n}, |error - in effect| us median {r[n // 2]:.2f} p99 {r[min(n - 1, int(0.99 * n))]:.2f} "
-              f"max {r[-1]:.2f}; early beyond sync {early} ({100 * early / n:.1f} %); beyond 5 us {far}")
+        far = [round(x, 1) for x in residual if abs(x) > 5]
+        late = sum(1 for x in residual if x > 2)
+        in_effect = sorted(m["in_effect_us"] for m in ms if m.get("in_effect_us") is not None)
+        line = (f"{path}: n {n}, |error - in effect| us median {r[n // 2]:.2f} p99 {r[min(n - 1, int(0.99 * n))]:.2f} "
+                f"max {r[-1]:.2f}; early beyond sync {early} ({100 * early / n:.1f} %); beyond 5 us {far}; "
+                f"late beyond 2 us {late}; error - in effect median {sorted(residual)[n // 2]:+.2f} us")
+        if in_effect:
+            line += f"; in effect median {in_effect[len(in_effect) // 2]:.2f} us"
+            early_ones = sorted(m["in_effect_us"] for m in ms
+                                if m["error_minus_in_effect_us"] < -m["sync_uncertainty_us"] and m.get("in_effect_us") is not None)
+            others = sorted(m["in_effect_us"] for m in ms
+                            if m["error_minus_in_effect_us"] >= -m["sync_uncertainty_us"] and m.get("in_effect_us") is not None)
+            if early_ones and others:
+                into = {}
+                for m in ms:
+                    if m["error_minus_in_effect_us"] < -m["sync_uncertainty_us"]:
+                        into[m["target_mhz"]] = into.get(m["target_mhz"], 0) + 1
+                line += (f" (early ones {early_ones[len(early_ones) // 2]:.2f}, others {others[len(others) // 2]:.2f}; early into each target MHz "
+                         f"{dict(sorted(into.items()))}; median L of the early {sorted(m['true_ms'] for m in ms if m['error_minus_in_effect_us'] < -m['sync_uncertainty_us'])[early // 2]:.1f} ms, "
+                         f"of the others {sorted(m['true_ms'] for m in ms if m['error_minus_in_effect_us'] >= -m['sync_uncertainty_us'])[(n - early) // 2]:.1f} ms)")
+        if directory:
+            manifest = json.load(open(os.path.join(directory, "manifest.json")))
+            pairs = manifest["pairs"]
+            measured = sum(p.get("measurements", 0) for p in pairs)
+            pair_s = sum(p["gpu_seconds"] for p in pairs)
+            failed = sum(sum(p.get("failed", {}).values()) for p in pairs)
+            skipped = [f"{p['init_mhz']}->{p['target_mhz']}" for p in pairs if p["status"] != "measured"]
+            wall = (datetime.fromisoformat(manifest["finished_utc"].replace("Z", "+00:00"))
+                    - datetime.fromisoformat(manifest["started_utc"].replace("Z", "+00:00"))).total_seconds()
+            line += (f"; failed tries {failed}; skipped {skipped}; GPU ms a measurement (pairs) "
+                     f"{1000 * pair_s / max(measured, 1):.1f}; whole run {manifest['gpu_seconds']:.1f} GPU s, "
+                     f"{wall:.0f} s wall; bytes {sum(p.get('bytes', 0) for p in pairs)}; host CPU "
+                     f"{sum(p.get('host_cpu_seconds', 0) for p in pairs):.2f} s")
+        print(line)
 
 
 def telemetry(path, start, end):
