@@ -269,8 +269,8 @@ void print_selftest_summary(const Accuracy& a, const EmulationOptions& em) {
   fmt::print("selftest: {} measurements, L uniform in {}–{} ms\n", a.measurements.size(), em.min_latency_ms,
              em.max_latency_ms);
   print_spread("error (measured - true), us", a.error_us);
-  if (a.delivery_us) print_spread("delivery (flip -> block 0's poll read it), us", *a.delivery_us);
-  if (a.in_effect_us) print_spread("in effect (flip -> every SM runs the target length), us", *a.in_effect_us);
+  if (a.delivery_us) print_spread("delivery (the host's write -> block 0's poll read it), us", *a.delivery_us);
+  if (a.in_effect_us) print_spread("in effect (the switch's time -> every SM runs the target length), us", *a.in_effect_us);
   if (a.residual_us) print_spread("error - in effect, us", *a.residual_us);
   if (a.residual_iterations) print_spread("error - in effect, target iterations", *a.residual_iterations);
   std::map<std::pair<Mhz, Mhz>, std::vector<double>> by_pair;

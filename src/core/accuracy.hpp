@@ -21,9 +21,9 @@ struct TruthComparison {
   double error_us = 0;                     // measured - true
   std::optional<double> target_iteration_ns;  // the target's calibrated iteration
   double sync_uncertainty_us = 0;
-  std::optional<double> flip_bracket_us;  // emulation: how closely the host dated its flip
-  std::optional<double> delivery_us;   // emulation: flip -> block 0's poll read it
-  std::optional<double> in_effect_us;  // emulation: flip -> every SM runs the target length
+  std::optional<double> flip_bracket_us;  // emulation: how closely the host dated its write
+  std::optional<double> delivery_us;   // emulation: the host's write -> block 0's poll read it
+  std::optional<double> in_effect_us;  // emulation: the switch's time -> every SM runs the target length
   std::optional<double> residual_us;   // emulation: error - in_effect
   // Emulation's bound: one target iteration plus the sync uncertainty.
   std::optional<double> bound_us;

@@ -68,9 +68,9 @@ struct SwitchTruth {
   explicit SwitchTruth(double switching, double transition = 0) : switching_ms(switching), transition_ms(transition) {}
   double switching_ms = 0;   // arrival - request
   double transition_ms = 0;  // arrival - departure
-  // Emulated switching's delivery delays, from the host's write of the flip:
-  std::optional<double> delivery_us;      // ... to block 0's poll seeing it (PCIe);
-  std::optional<double> in_effect_us;     // ... to the switch being in effect on every SM;
+  // Emulated switching's delays:
+  std::optional<double> delivery_us;      // the host's write to block 0's poll seeing it (PCIe);
+  std::optional<double> in_effect_us;     // the switch's time to its being in effect on every SM;
   std::optional<double> flip_bracket_us;  // how closely the host dated its write.
 };
 

@@ -272,14 +272,15 @@ WindowKernelArgs CudaWorkload::kernel_args(const WindowSpec& spec, double fmas, 
   if (!signal.host_flag) return a;
   const auto sms = static_cast<std::size_t>(info_.sm_count);
   a.emulate = 1;
-  *signal.host_flag = 0;
+  signal.host_flag[0] = 0;
+  signal.host_flag[1] = 0;
   signal.flip_seen[0] = 0;
   signal.flip_seen[1] = 0;
   for (std::size_t b = 0; b < sms; ++b) {
     signal.switch_ns[b] = 0;
     signal.switch_number[b] = 0;
   }
-  check_cuda(cudaMemsetAsync(signal.device_flag, 0, sizeof(unsigned long long), static_cast<cudaStream_t>(stream_)),
+  check_cuda(cudaMemsetAsync(signal.device_flag, 0, 2 * sizeof(unsigned long long), static_cast<cudaStream_t>(stream_)),
              "clearing the flag");
   // With unified addressing (every 64-bit Linux) a mapped host pointer is also the device pointer.
   a.host_flag = signal.host_flag;
@@ -287,7 +288,6 @@ WindowKernelArgs CudaWorkload::kernel_args(const WindowSpec& spec, double fmas, 
   a.flip_seen = const_cast<unsigned long long*>(signal.flip_seen);
   a.switch_ns = const_cast<unsigned long long*>(signal.switch_ns);
   a.switch_number = const_cast<unsigned*>(signal.switch_number);
-  a.phase_salt = signal.phase_salt;
   return a;
 }
 

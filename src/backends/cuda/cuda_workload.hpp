@@ -46,12 +46,11 @@ struct CudaOptions {
 // fills the rest (kernels.hpp says what each holds). The workload clears
 // them before each launch.
 struct SwitchSignal {
-  volatile unsigned long long* host_flag = nullptr;  // mapped: (switch number << 32) | FMAs per iteration
-  unsigned long long* device_flag = nullptr;         // block 0 broadcasts through it
+  volatile unsigned long long* host_flag = nullptr;  // mapped, two words: the switch and its time
+  unsigned long long* device_flag = nullptr;         // two words block 0 broadcasts them through
   volatile unsigned long long* flip_seen = nullptr;  // mapped: when block 0 saw the host word, and the word
   volatile unsigned long long* switch_ns = nullptr;  // mapped, per block: when the latest switch took effect
   volatile unsigned* switch_number = nullptr;        // mapped, per block: which switch that was
-  int phase_salt = 0;                                // where in an iteration it lands (kernels.hpp)
 };
 
 // The slots of records [from, until) as (first slot, count) runs of the

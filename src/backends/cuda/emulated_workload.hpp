@@ -1,17 +1,16 @@
 #pragma once
 // Emulated switching for `latest selftest` (SPEC §5.2): the real kernel,
-// timers and sync, but no clock ever changes. At host time t_s + L the host
-// flips a mapped word and the kernel's iterations take the length the target
-// clock would give: once in a window, at every request in a stream (the
-// chained schedule). Built on CudaWorkload's public surface.
+// timers and sync, but no clock ever changes. At each request the host
+// writes mapped words naming a GPU time, t_s + L, and the length the target
+// clock would give; from that time on every SM runs that length (once in a
+// window, at every request in a stream: the chained schedule). Built on
+// CudaWorkload's public surface.
 #include <sched.h>
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <random>
-#include <thread>
 #include <vector>
 
 #include "backends/cuda/cuda_workload.hpp"
@@ -25,14 +24,15 @@ struct Emulation {
   std::uint64_t seed = 1;
 };
 
-// Emulated switching's own record of one switch (SPEC §5.2). The host flips
-// a mapped word; block 0 polls it and broadcasts it; each SM takes up the
-// target's length inside its next iteration.
+// Emulated switching's own record of one switch (SPEC §5.2). The host writes
+// the words at the request; block 0 polls and broadcasts them; each SM
+// splits the iteration that holds the named time at that time.
 struct EmulatedSwitch {
   Nanos request_host_ns = 0;          // t_s (host clock)
-  Nanos flip_host_ns = 0;             // the host wrote the word, at t_s + L
+  Nanos write_host_ns = 0;            // the host wrote the words
   Nanos flip_bracket_ns = 0;          // between the two host reads around that write
-  std::optional<Nanos> seen_gpu_ns;   // block 0's poll read it
+  Nanos switch_gpu_ns = 0;            // the time they name, t_s + L on the GPU's axis
+  std::optional<Nanos> seen_gpu_ns;   // block 0's poll read them
   std::optional<Nanos> in_effect_gpu_ns;  // the latest SM's switch
 };
 
@@ -41,9 +41,9 @@ struct EmulatedSwitch {
 std::optional<Nanos> in_effect_on_every_sm(const std::vector<unsigned long long>& switch_ns);
 
 // The truth on the GPU's time axis, the one measurements use: t_s and the
-// flip are mapped alike with the syncs around the window, so L is as the
-// GPU's clock counts it (the host's runs some ppm apart: 6 µs over a 1 s L
-// on the H200), and the delivery delays follow.
+// write are mapped with the syncs around the window; the switch's time is
+// the GPU's already. In effect: how long after that time the last SM took
+// the switch (about nothing, unless the words came late).
 SwitchTruth resolve(const EmulatedSwitch& em, const TimerSync& before, const TimerSync& after);
 
 class EmulatedWorkload final : public Workload {
@@ -53,7 +53,11 @@ class EmulatedWorkload final : public Workload {
 
   WorkloadInfo info() const override;
   TimeSource& time() override { return gpu_->time(); }
-  TimerSync synchronize() override { return gpu_->synchronize(); }
+  // The latest sync places each switch's time on the GPU's axis.
+  TimerSync synchronize() override {
+    last_sync_ = gpu_->synchronize();
+    return last_sync_;
+  }
   Nanos launch(const WindowSpec& spec) override;
   WindowRecords collect() override;
   bool can_stream() const override { return true; }
@@ -66,8 +70,7 @@ class EmulatedWorkload final : public Workload {
  private:
   // FMAs that last at the card's clock what `fmas` would at `clock`.
   double stretched(std::int64_t fmas, Mhz clock) const;
-  void join_flipper();
-  // The record of the switch requested last, as far as it has happened.
+  // The record of the switch requested last in this launch.
   std::optional<EmulatedSwitch> emulated_switch() const;
 
   std::unique_ptr<CudaWorkload> gpu_;
@@ -75,13 +78,11 @@ class EmulatedWorkload final : public Workload {
   SwitchSignal signal_;
   std::optional<WindowSpec> pending_;  // the window or stream that runs
   bool streaming_ = false;
+  TimerSync last_sync_;
   Mhz emulated_clock_ = 0;
-  Mhz pending_target_ = 0;        // the target of the switch requested last in this launch, 0 none
-  unsigned long long word_ = 0;   // the host word of that switch (kernels.hpp)
-  std::thread flipper_;
-  std::atomic<Nanos> flipped_at_{0};
-  std::atomic<Nanos> flip_bracket_ns_{0};
-  Nanos requested_at_ = 0;
+  Mhz pending_target_ = 0;       // the target of the switch requested last in this launch, 0 none
+  unsigned long long word_ = 0;  // its word (kernels.hpp)
+  EmulatedSwitch requested_;     // its record, as far as the host knows it
   std::mt19937_64 rng_;
 };
 

@@ -75,6 +75,9 @@ __global__ void window_kernel(WindowKernelArgs a) {
         answered = ping;
       }
       if (word != seen) {
+        // The time was written first; read after the word, it is this switch's.
+        a.device_flag[1] = a.host_flag[1];
+        __threadfence();
         atomicExch(a.device_flag, word);
         __threadfence();
         a.flip_seen[0] = global_timer();
@@ -95,31 +98,50 @@ __global__ void window_kernel(WindowKernelArgs a) {
     __threadfence_system();  // once: the host may read the anchor as soon as a record is there
   }
   const long long slot_mask = (1ll << a.ring_shift) - 1;
-  // Emulation reads the broadcast word as an iteration starts and applies it
-  // to the next one, so the load's latency hides behind the chain: emulated
-  // iterations last what plain ones do (reading it on the critical path made
-  // the first target iteration up to 3 ticks long on the H200). That next
-  // iteration is mixed, as under a real clock change: k/16 of it at the
-  // length before, the rest at the new one, with the switch dated between.
-  // The stop word is read the same way. A window and a stream do the same
-  // work an iteration (the same record, the same loads), so a window's
-  // calibration holds for a stream's records.
-  int fmas = a.fmas, next_fmas = a.fmas, k = 0;
-  unsigned number = 0;
-  unsigned long long applied = 0;
-  bool switching = false;
+  // Emulation reads the broadcast words as an iteration starts and uses
+  // them in the next one, so the loads' latency hides behind the chain:
+  // emulated iterations last what plain ones do (reading on the critical
+  // path made the first target iteration up to 3 ticks long on the H200).
+  // The words name the time the switch is to take effect. The iteration
+  // that holds it is mixed, as under a real clock change: the FMAs that fit
+  // before it (from the last iteration's length) at the length before, the
+  // rest at the new one, with the switch dated between. So every SM takes
+  // the switch at that time, wherever it falls in the SM's iteration, as
+  // every SM meets a real clock change at once; one that got the words too
+  // late takes it as its next iteration starts. The stop word is read the
+  // same way. A window and a stream do the same work an iteration (the same
+  // record, the same loads), so a window's calibration holds for a stream's
+  // records.
+  int fmas = a.fmas;
+  unsigned long long applied = 0, word = 0, at = 0, last_ns = 0;
   for (long long i = 0; streaming || i < a.iterations; ++i) {
-    const unsigned long long word = emulating ? load_volatile(a.device_flag) : 0ull;
+    const unsigned long long next_word = emulating ? load_volatile(a.device_flag) : 0ull;
+    const unsigned long long next_at = emulating ? load_volatile(a.device_flag + 1) : 0ull;
     const unsigned stop = load_volatile(a.stop);
-    if (switching) {
-      x = fma_chain(x, fmas * k / 16 / 8 * 8);
+    // Where the named switch falls, once both words are of one switch (a
+    // torn pair waits an iteration): the FMAs of this iteration before its
+    // time, as far as the last iteration's length tells; all of them where
+    // it lies beyond this iteration, none where it has passed. Computed in
+    // full every iteration, switch pending or not: extra work only while one
+    // is pending made those iterations longer than the calibration's (the
+    // H200, round 11).
+    const unsigned long long low = (1ull << kSwitchTimeBits) - 1;
+    const long long into = static_cast<long long>((prev & ~low) | (at & low)) - static_cast<long long>(prev);
+    const bool due = (word != applied) & (last_ns > 0) & ((at >> kSwitchTimeBits) == ((word >> 32) & 0xffu)) &
+                     (into < static_cast<long long>(last_ns));
+    const float share = static_cast<float>(into) / static_cast<float>(last_ns > 0 ? last_ns : 1);
+    const int split = into > 0 ? static_cast<int>(share * static_cast<float>(fmas)) / 8 * 8 : 0;
+    const int before = due ? split : fmas;
+    if (before < fmas) {
+      const int next_fmas = static_cast<int>(word & 0xffffffffu);
+      x = fma_chain(x, before);
       const unsigned long long switched_ns = global_timer();
-      x = fma_chain(x, next_fmas * (16 - k) / 16 / 8 * 8);
+      x = fma_chain(x, static_cast<int>(static_cast<long long>(next_fmas) * (fmas - before) / fmas) / 8 * 8);
       fmas = next_fmas;
-      switching = false;
+      applied = word;
       if (recorder) {
         a.switch_ns[blockIdx.x] = switched_ns;
-        a.switch_number[blockIdx.x] = number;
+        a.switch_number[blockIdx.x] = static_cast<unsigned>(word >> 32);
       }
     } else {
       x = fma_chain(x, fmas);
@@ -135,16 +157,12 @@ __global__ void window_kernel(WindowKernelArgs a) {
           (static_cast<unsigned long long>(ring_tag(i, a.ring_shift)) << kRingDurationBits) | clamped;
       a.heads[blockIdx.x] = static_cast<unsigned long long>(i + 1);
     }
+    last_ns = now - prev;
     prev = now;
     prev_cycles = now_cycles;
     if (stop) break;
-    if (word != applied) {
-      applied = word;
-      next_fmas = static_cast<int>(word & 0xffffffffu);
-      number = static_cast<unsigned>(word >> 32);
-      k = (static_cast<int>(blockIdx.x) * 5 + a.phase_salt + static_cast<int>(number) * 7) & 15;
-      switching = true;
-    }
+    word = next_word;
+    at = next_at;
   }
   if (x == 12345.678f) a.smids[blockIdx.x] = -1;  // keeps the chain alive
   if (recorder && blockIdx.x == 0) done = 1;

@@ -22,6 +22,7 @@ namespace latest::cuda {
 // lost, without any fence on the device.
 inline constexpr int kRingDurationBits = 26;  // 67 ms an iteration at most
 inline constexpr unsigned kRingLaps = 63;     // tags 1..63; 0 is a slot never written
+inline constexpr int kSwitchTimeBits = 56;    // of an emulated switch's %globaltimer, with its number above
 LATEST_HOST_DEVICE inline constexpr unsigned ring_tag(long long record, int ring_shift) {
   return static_cast<unsigned>((record >> ring_shift) % kRingLaps) + 1;
 }
@@ -44,21 +45,21 @@ struct WindowKernelArgs {
   volatile unsigned* pong = nullptr;
   int fmas = 0;     // FMAs per iteration
   int emulate = 0;  // emulated switching on
-  // Mapped pinned word the host writes for each emulated switch: the
-  // switch's number (from 1) in the high half, the FMAs per iteration the
-  // target clock calls for in the low half; 0 before the first.
+  // Mapped pinned words the host writes for each emulated switch, ahead of
+  // it: [1] first, the %globaltimer at which it is to take effect (low 56
+  // bits) under the switch's number (low 8 bits, top byte); then [0], the
+  // number (from 1) in the high half and the FMAs per iteration the target
+  // clock calls for in the low half. 0 before the first.
   volatile unsigned long long* host_flag = nullptr;
-  unsigned long long* device_flag = nullptr;  // device word block 0 broadcasts through
+  unsigned long long* device_flag = nullptr;  // two device words block 0 broadcasts them through
   // Mapped: when block 0's poll saw the host word, and the word it saw.
   unsigned long long* flip_seen = nullptr;
   // Mapped, per block: the %globaltimer at which the latest emulated switch
-  // took effect on that SM, and that switch's number. The switch lands
-  // inside an iteration, at k/16 of it (k from `phase_salt`, the block and
-  // the switch's number), as a real clock change lands at a random point of
-  // each SM's iteration.
+  // took effect on that SM, and that switch's number. Every SM splits the
+  // iteration that holds the switch's time at that time, wherever in the
+  // iteration it falls, as a real clock change meets every SM at once.
   unsigned long long* switch_ns = nullptr;
   unsigned* switch_number = nullptr;
-  int phase_salt = 0;
 };
 
 // One block per SM (dynamic shared memory keeps a second out), `warps` warps

@@ -7,26 +7,35 @@
 namespace latest::cuda {
 namespace {
 
-TEST(Emulation, DelaysMapTheFlipLikeTheRequest) {
-  // The GPU clock runs 1000 ns/s ahead between the syncs; the flip, half-way,
-  // maps with half of that.
+TEST(Emulation, TheTruthIsTheNamedTimeAgainstTheMappedRequest) {
+  // The GPU clock runs 1000 ns/s ahead between the syncs: the request at
+  // 0.49 s maps with 490 ns of that, the write at 0.4901 s with 490.1.
   TimerSync before, after;
   before.host_ns = 0;
   before.offset_ns = 1'000;
   after.host_ns = 1'000'000'000;
   after.offset_ns = 2'000;
-  const EmulatedSwitch em{490'000'000, 500'000'000, 40, 500'001'500 + 2'100, 500'001'500 + 4'500};
+  EmulatedSwitch em;
+  em.request_host_ns = 490'000'000;
+  em.write_host_ns = 490'100'000;
+  em.flip_bracket_ns = 40;
+  em.switch_gpu_ns = 500'001'500;
+  em.seen_gpu_ns = 490'101'490 + 2'100;
+  em.in_effect_gpu_ns = 500'001'500 + 4'500;
   const SwitchTruth t = resolve(em, before, after);
   ASSERT_TRUE(t.delivery_us && t.in_effect_us && t.flip_bracket_us);
   EXPECT_DOUBLE_EQ(*t.delivery_us, 2.1);
-  EXPECT_DOUBLE_EQ(*t.in_effect_us, 4.5);
+  EXPECT_DOUBLE_EQ(*t.in_effect_us, 4.5) << "from the named time, not from the write";
   EXPECT_DOUBLE_EQ(*t.flip_bracket_us, 0.04);
-  // L = 10 ms on the host's clock is 10 ms + 10 ns on the GPU's.
+  // L on the GPU's axis: from the mapped request to the named time.
   EXPECT_DOUBLE_EQ(t.switching_ms, 10.00001);
 
-  const EmulatedSwitch unseen{490'000'000, 500'000'000, 40, std::nullopt, std::nullopt};
+  EmulatedSwitch unseen = em;
+  unseen.seen_gpu_ns.reset();
+  unseen.in_effect_gpu_ns.reset();
   const SwitchTruth u = resolve(unseen, before, after);
   EXPECT_FALSE(u.delivery_us || u.in_effect_us);
+  EXPECT_DOUBLE_EQ(u.switching_ms, 10.00001);
 }
 
 TEST(Emulation, InEffectWhenTheLatestSmSwitched) {
