@@ -358,10 +358,14 @@ void remove_interrupts(std::vector<SmState>& sms, double global_share) {
 // tails extrapolated back were off by microseconds) is no change. A fine scan
 // over every boundary around it, in bins of one iteration (`slope`), finds
 // the iteration: residuals against a line of each SM's iterations just
-// beyond the range, where that drift cannot build up. Empty when no bin is.
+// beyond the range (at most half a millisecond of them), where that drift
+// cannot build up. Empty when no bin is.
 std::optional<Nanos> pooled_departure(const std::vector<SmState>& sms, Line SmState::*line, double sigma, double slope,
                                       double relevant, Nanos from, Nanos to, double z, bool latest) {
-  constexpr std::int64_t kReference = 200;  // iterations each side's local line is fitted on
+  constexpr std::int64_t kReference = 200;  // iterations each side's local line is fitted on, at most
+  constexpr std::int64_t kReferenceMin = 32;  // ... at least
+  constexpr double kReferenceNs = 500'000;    // ... or as many as last this long
+  constexpr int kRefits = 16;                 // moves of the arrival's reference, at most (below)
   const double block = static_cast<double>(Boundaries::kBlock) * slope;
   const double block_noise = sigma * std::sqrt(2.0) / static_cast<double>(Boundaries::kBlock);
   PooledScan coarse(to, block, static_cast<std::size_t>(static_cast<double>(to - from) / block) + 2, relevant);
@@ -392,27 +396,50 @@ std::optional<Nanos> pooled_departure(const std::vector<SmState>& sms, Line SmSt
   }
   hi = std::min(hi, to);
   lo = std::max(lo, from);
-  PooledScan fine(hi, slope, static_cast<std::size_t>(static_cast<double>(hi - lo) / slope) + 2);
-  for (const auto& st : sms) {
-    std::int64_t i = std::max(st.first, st.e.first_at_or_after(lo));
-    if (i > st.e.last()) continue;
-    // The reference: the SM's iterations just after the range (arrival) or
-    // just before it (departure), else its whole segment's line.
-    Line reference = st.*line;
-    if (latest) {
-      const std::int64_t k = st.e.first_at_or_after(hi);
-      if (k + kReference / 4 <= st.e.last()) reference = fit_line(st.e, k, std::min(st.e.last(), k + kReference));
-    } else {
-      const std::int64_t k = std::min(i, st.e.last());
-      if (k - kReference / 4 >= st.initial.i0) reference = fit_line(st.e, std::max(st.initial.i0, k - kReference), k);
+  const std::int64_t reference_iterations =
+      std::clamp<std::int64_t>(std::llround(kReferenceNs / slope), kReferenceMin, kReference);
+  // Where the latest (or earliest) significant bin in (lo, hi] ends.
+  const auto fine_scan = [&](Nanos lo, Nanos hi) -> std::optional<Nanos> {
+    PooledScan fine(hi, slope, static_cast<std::size_t>(static_cast<double>(hi - lo) / slope) + 2);
+    for (const auto& st : sms) {
+      std::int64_t i = std::max(st.first, st.e.first_at_or_after(lo));
+      if (i > st.e.last()) continue;
+      // The reference: the SM's iterations just after the range (arrival) or
+      // just before it (departure), else its whole segment's line.
+      Line reference = st.*line;
+      if (latest) {
+        const std::int64_t k = st.e.first_at_or_after(hi);
+        if (k + reference_iterations / 4 <= st.e.last())
+          reference = fit_line(st.e, k, std::min(st.e.last(), k + reference_iterations));
+      } else {
+        const std::int64_t k = std::min(i, st.e.last());
+        if (k - reference_iterations / 4 >= st.initial.i0)
+          reference = fit_line(st.e, std::max(st.initial.i0, k - reference_iterations), k);
+      }
+      for (Nanos t = st.e.at(i); t <= hi; t += st.e.duration(i), ++i) {
+        fine.add(t, reference.residual(i, t) / (sigma * reference.spread(i)));
+        if (i == st.e.last()) break;
+      }
     }
-    for (Nanos t = st.e.at(i); t <= hi; t += st.e.duration(i), ++i) {
-      fine.add(t, reference.residual(i, t) / (sigma * reference.spread(i)));
-      if (i == st.e.last()) break;
-    }
+    const std::int64_t kf = latest ? fine.latest_significant(z) : fine.earliest_significant(z);
+    if (kf < 0) return std::nullopt;
+    return latest ? fine.bin_end(kf) : fine.bin_end(kf + 1);
+  };
+  // Towards the arrival, the reference moves to two iterations after the
+  // latest significant bin, and the scan runs again, until that bin stays
+  // where it is. On some H200s the SMs' common boundaries wander by tens of
+  // ns within a millisecond (round 12 of docs/hardware/h200.md): a line
+  // extrapolated back over hundreds of iterations is then off where the
+  // records are not, and the scan settled milliseconds late. Right after
+  // the change the reference runs at the target, and the bins just before
+  // it are off by a whole step an iteration.
+  std::optional<Nanos> found = fine_scan(lo, hi);
+  for (int round = 0; latest && found && round < kRefits; ++round) {
+    const std::optional<Nanos> closer = fine_scan(lo, *found + std::llround(2 * slope));
+    if (!closer || *closer >= *found) break;
+    found = closer;
   }
-  const std::int64_t kf = latest ? fine.latest_significant(z) : fine.earliest_significant(z);
-  if (kf >= 0) return latest ? fine.bin_end(kf) : fine.bin_end(kf + 1);
+  if (found) return *found;
   if (kc >= 0) return latest ? hi : lo;
   return std::nullopt;
 }
