@@ -425,18 +425,20 @@ std::optional<Nanos> pooled_departure(const std::vector<SmState>& sms, Line SmSt
     if (kf < 0) return std::nullopt;
     return latest ? fine.bin_end(kf) : fine.bin_end(kf + 1);
   };
-  // Towards the arrival, the reference moves to two iterations after the
-  // latest significant bin, and the scan runs again, until that bin stays
-  // where it is. On some H200s the SMs' common boundaries wander by tens of
-  // ns within a millisecond (round 12 of docs/hardware/h200.md): a line
-  // extrapolated back over hundreds of iterations is then off where the
-  // records are not, and the scan settled milliseconds late. Right after
-  // the change the reference runs at the target, and the bins just before
-  // it are off by a whole step an iteration.
+  // The reference then moves to two iterations beyond the significant bin
+  // (after it towards the arrival, before it towards the departure), and
+  // the scan runs again, until that bin stays where it is. On some H200s
+  // the SMs' common boundaries wander by tens of ns within a millisecond
+  // (round 12 of docs/hardware/h200.md): a line extrapolated over hundreds
+  // of iterations is then off where the records are not, and the scan
+  // settled milliseconds late (departed milliseconds early). Right at the
+  // change the reference runs at one clock, and the bins beyond it are off
+  // by a whole step an iteration.
   std::optional<Nanos> found = fine_scan(lo, hi);
-  for (int round = 0; latest && found && round < kRefits; ++round) {
-    const std::optional<Nanos> closer = fine_scan(lo, *found + std::llround(2 * slope));
-    if (!closer || *closer >= *found) break;
+  for (int round = 0; found && round < kRefits; ++round) {
+    const auto two = std::llround(2 * slope);
+    const std::optional<Nanos> closer = latest ? fine_scan(lo, *found + two) : fine_scan(*found - two, hi);
+    if (!closer || (latest ? *closer >= *found : *closer <= *found)) break;
     found = closer;
   }
   if (found) return *found;

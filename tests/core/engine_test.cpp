@@ -402,6 +402,48 @@ struct ShapeBound {
   double p99_iterations = 0;
 };
 
+// Some H200s' SMs share a wander of their boundaries over milliseconds, no
+// clock change (round 12 of docs/hardware/h200.md: 15-25 ns within a
+// millisecond); the pooled detector must not take it for one. At 4096 FMAs
+// a line over 200 iterations spans milliseconds. A wide pair and one two
+// steps apart, both ways, three seeds; at most a quarter of the windows
+// refused (before the fine scan's reference followed the change, most were,
+// and the rest came out up to 180 µs late). The wide pair keeps every stated
+// bound. The close pair, whose last ramp step is a quarter of 30 MHz, keeps
+// "never early" and the p99, but its per-pair median |error| reached 3.6 µs
+// against 3.3 in one of six (docs/methodology.md, "Pooled detector").
+TEST(Engine, WanderingBoundariesAreNoChange) {
+  for (std::uint64_t seed : {3, 4, 5}) {
+    sim::Injection inj;
+    inj.boundary_wander_ns = 12;
+    SimRun run("h200", seed, inj);
+    EngineSettings s = small({1980, 1950, 990});
+    s.pairs = {{1980, 990}, {990, 1980}, {1980, 1950}, {1950, 1980}};
+    s.plan.iteration_fmas = 4096;
+    s.min_measurements = s.max_measurements = 12;
+    run.run(s);
+    ASSERT_EQ(run.recorder.results.size(), 4u);
+    for (const auto& r : run.recorder.results) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + " " + std::to_string(r.pair.init) + "->" +
+                   std::to_string(r.pair.target));
+      int refused = 0;
+      for (const auto& [reason, n] : r.failed) refused += n;
+      EXPECT_LE(refused, r.windows / 4);
+      const bool close = std::abs(r.pair.init - r.pair.target) < 100;
+      expect_within_bounds(run.state, r, false, !close);
+      if (!close) continue;
+      const double it = iteration_ms(run.state, r.pair.target);
+      std::vector<double> abs_errors;
+      for (const auto& row : r.rows) {
+        const double e = row.switching_ms - row.truth->switching_ms;
+        EXPECT_GE(e, -(it + row.sync_uncertainty_us / 1e3));
+        abs_errors.push_back(std::abs(e));
+      }
+      EXPECT_LE(summarise(abs_errors).p99, 2 * it);
+    }
+  }
+}
+
 class EveryRampShape : public ::testing::TestWithParam<sim::RampShape> {};
 
 TEST_P(EveryRampShape, MeetsItsBounds) {

@@ -34,6 +34,24 @@ SimGpu::SimGpu(const SimProfile& profile, std::uint64_t seed, Injection injectio
   timeline_.push_back({0, static_cast<double>(requested_)});
   for (int s = 0; s < profile_.sm_count; ++s)
     sm_extra_cycles_.push_back(rng_.uniform(0, profile_.noise.sm_overhead_spread));
+  if (injection_.boundary_wander_ns > 0) {
+    // Periods log-uniform over 0.5-8 ms, drawn from a stream of their own
+    // (the other draws stay as they are); K sinusoids of amplitude A sum to
+    // an RMS of A·sqrt(K/2).
+    constexpr int kSinusoids = 6;
+    Random draw(seed ^ 0xB0D4A7E5ULL);
+    const double amplitude = injection_.boundary_wander_ns * std::sqrt(2.0 / kSinusoids);
+    for (int k = 0; k < kSinusoids; ++k) {
+      const double period_ns = 0.5e6 * std::pow(16.0, draw.uniform());
+      boundary_wander_.push_back({amplitude, kTwoPi / period_ns, draw.uniform(0, kTwoPi)});
+    }
+  }
+}
+
+double SimGpu::boundary_wander(double gpu_ns) const {
+  double w = 0;
+  for (const Sinusoid& s : boundary_wander_) w += s.amplitude_ns * std::sin(s.per_ns * gpu_ns + s.phase);
+  return w;
 }
 
 Nanos SimGpu::to_gpu(Nanos host) const {
@@ -228,7 +246,8 @@ void SimGpu::generate_sm(const WindowSpec& spec, int s, std::uint64_t window_see
   std::size_t seg = segment_index(static_cast<Nanos>(t));
   t = advance_iterations(t, seg, spec.warmup_iterations, cycles);
   auto quantise = [&](double x) {
-    return static_cast<Nanos>(std::floor((x + skew + noise.jitter_sd_ns * rng.approx_normal()) / tick) * tick);
+    return static_cast<Nanos>(
+        std::floor((x + skew + boundary_wander(x + skew) + noise.jitter_sd_ns * rng.approx_normal()) / tick) * tick);
   };
   rec.sm = s;
   rec.duration_ns.resize(static_cast<std::size_t>(spec.iterations));
@@ -312,7 +331,8 @@ void SimGpu::drain_sm(SmStream& st, int s, double until_gpu_ns, SmRecords& rec) 
   st.t += st.skew - skew;
   st.skew = skew;
   auto quantise = [&](double x) {
-    return static_cast<Nanos>(std::floor((x + skew + noise.jitter_sd_ns * st.rng.approx_normal()) / tick) * tick);
+    return static_cast<Nanos>(
+        std::floor((x + skew + boundary_wander(x + skew) + noise.jitter_sd_ns * st.rng.approx_normal()) / tick) * tick);
   };
   rec.sm = s;
   if (st.prev < 0) st.prev = quantise(st.t);

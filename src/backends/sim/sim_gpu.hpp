@@ -19,6 +19,10 @@ struct Injection {
   std::vector<double> thermal_at_s;  // virtual seconds at which an 8 s thermal event starts
   std::optional<Mhz> power_cap_mhz;  // clocks above it cannot be held
   std::optional<RampShape> ramp_shape;  // every switch takes this shape, not the profile's draw
+  // RMS (ns) of a wander common to every SM's timer readings over
+  // milliseconds, no clock change: some H200s (round 12 of
+  // docs/hardware/h200.md) move by 15-25 ns within a millisecond.
+  double boundary_wander_ns = 0;
 };
 
 class SimGpu {
@@ -93,6 +97,13 @@ class SimGpu {
   Nanos gpu_offset_ns_;        // true globaltimer - host offset at host 0
   double drift_ppm_;           // mean drift of the GPU's timer against the host's
   double wander_phase_;        // the drift wanders around its mean (to_gpu)
+  // Injection::boundary_wander_ns: sinusoids (amplitude ns, radians per ns,
+  // phase) whose sum every SM's timer readings carry.
+  struct Sinusoid {
+    double amplitude_ns, per_ns, phase;
+  };
+  std::vector<Sinusoid> boundary_wander_;
+  double boundary_wander(double gpu_ns) const;
   std::vector<Segment> timeline_;
   std::vector<double> sm_extra_cycles_;
   Mhz requested_;
