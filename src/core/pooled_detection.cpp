@@ -365,7 +365,7 @@ std::optional<Nanos> pooled_departure(const std::vector<SmState>& sms, Line SmSt
   constexpr std::int64_t kReference = 200;  // iterations each side's local line is fitted on, at most
   constexpr std::int64_t kReferenceMin = 32;  // ... at least
   constexpr double kReferenceNs = 500'000;    // ... or as many as last this long
-  constexpr int kRefits = 16;                 // moves of the arrival's reference, at most (below)
+  constexpr int kRefits = 16;                 // moves of the reference, at most (below)
   const double block = static_cast<double>(Boundaries::kBlock) * slope;
   const double block_noise = sigma * std::sqrt(2.0) / static_cast<double>(Boundaries::kBlock);
   PooledScan coarse(to, block, static_cast<std::size_t>(static_cast<double>(to - from) / block) + 2, relevant);
@@ -398,17 +398,17 @@ std::optional<Nanos> pooled_departure(const std::vector<SmState>& sms, Line SmSt
   lo = std::max(lo, from);
   const std::int64_t reference_iterations =
       std::clamp<std::int64_t>(std::llround(kReferenceNs / slope), kReferenceMin, kReference);
-  // Where the latest (or earliest) significant bin in (lo, hi] ends.
-  const auto fine_scan = [&](Nanos lo, Nanos hi) -> std::optional<Nanos> {
-    PooledScan fine(hi, slope, static_cast<std::size_t>(static_cast<double>(hi - lo) / slope) + 2);
+  // Where the latest (or earliest) significant bin in (begin, end] ends.
+  const auto fine_scan = [&](Nanos begin, Nanos end) -> std::optional<Nanos> {
+    PooledScan fine(end, slope, static_cast<std::size_t>(static_cast<double>(end - begin) / slope) + 2);
     for (const auto& st : sms) {
-      std::int64_t i = std::max(st.first, st.e.first_at_or_after(lo));
+      std::int64_t i = std::max(st.first, st.e.first_at_or_after(begin));
       if (i > st.e.last()) continue;
       // The reference: the SM's iterations just after the range (arrival) or
       // just before it (departure), else its whole segment's line.
       Line reference = st.*line;
       if (latest) {
-        const std::int64_t k = st.e.first_at_or_after(hi);
+        const std::int64_t k = st.e.first_at_or_after(end);
         if (k + reference_iterations / 4 <= st.e.last())
           reference = fit_line(st.e, k, std::min(st.e.last(), k + reference_iterations));
       } else {
@@ -416,7 +416,7 @@ std::optional<Nanos> pooled_departure(const std::vector<SmState>& sms, Line SmSt
         if (k - reference_iterations / 4 >= st.initial.i0)
           reference = fit_line(st.e, std::max(st.initial.i0, k - reference_iterations), k);
       }
-      for (Nanos t = st.e.at(i); t <= hi; t += st.e.duration(i), ++i) {
+      for (Nanos t = st.e.at(i); t <= end; t += st.e.duration(i), ++i) {
         fine.add(t, reference.residual(i, t) / (sigma * reference.spread(i)));
         if (i == st.e.last()) break;
       }

@@ -94,9 +94,6 @@ class CudaWorkload final : public Workload {
   std::string pci_bus_id() const { return pci_bus_id_; }
   // The clock the SMs run at, from clock64() once a context holds it up.
   Mhz card_mhz() const { return card_mhz_; }
-  // The CPUs this process may use, less the pinned measuring thread's: for
-  // helper threads that must not preempt it.
-  const cpu_set_t& helper_cpus() const { return helper_cpus_; }
 
  private:
   struct TimerProbe {

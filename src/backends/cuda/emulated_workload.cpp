@@ -95,11 +95,10 @@ void EmulatedWorkload::clock_requested(Nanos host_ns, Mhz target) {
   // moves the switch against the host's clock, never against the truth,
   // which is the GPU time itself.
   requested_.switch_gpu_ns = last_sync_.to_gpu(host_ns + static_cast<Nanos>(latency_ms * 1e6));
-  const unsigned long long low = (1ull << kSwitchTimeBits) - 1;
   MonotonicRawTime clock;
   // The time first, then the word that names it (x86 keeps the stores' order).
   const Nanos before = clock.now_ns();
-  signal_.host_flag[1] = (number & 0xffu) << kSwitchTimeBits | (static_cast<unsigned long long>(requested_.switch_gpu_ns) & low);
+  signal_.host_flag[1] = switch_time_word(number, static_cast<unsigned long long>(requested_.switch_gpu_ns));
   signal_.host_flag[0] = word_;
   const Nanos after = clock.now_ns();
   requested_.flip_bracket_ns = after - before;

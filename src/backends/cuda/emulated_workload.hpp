@@ -5,8 +5,6 @@
 // clock would give; from that time on every SM runs that length (once in a
 // window, at every request in a stream: the chained schedule). Built on
 // CudaWorkload's public surface.
-#include <sched.h>
-
 #include <cstdint>
 #include <memory>
 #include <optional>

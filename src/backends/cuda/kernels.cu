@@ -125,10 +125,8 @@ __global__ void window_kernel(WindowKernelArgs a) {
     // full every iteration, switch pending or not: extra work only while one
     // is pending made those iterations longer than the calibration's (the
     // H200, round 11).
-    const unsigned long long low = (1ull << kSwitchTimeBits) - 1;
-    const long long into = static_cast<long long>((prev & ~low) | (at & low)) - static_cast<long long>(prev);
-    const bool due = (word != applied) & (last_ns > 0) & ((at >> kSwitchTimeBits) == ((word >> 32) & 0xffu)) &
-                     (into < static_cast<long long>(last_ns));
+    const long long into = static_cast<long long>(switch_time(at, prev)) - static_cast<long long>(prev);
+    const bool due = (word != applied) & (last_ns > 0) & same_switch(at, word) & (into < static_cast<long long>(last_ns));
     const float share = static_cast<float>(into) / static_cast<float>(last_ns > 0 ? last_ns : 1);
     const int split = into > 0 ? static_cast<int>(share * static_cast<float>(fmas)) / 8 * 8 : 0;
     const int before = due ? split : fmas;

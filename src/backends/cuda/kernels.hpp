@@ -22,9 +22,28 @@ namespace latest::cuda {
 // lost, without any fence on the device.
 inline constexpr int kRingDurationBits = 26;  // 67 ms an iteration at most
 inline constexpr unsigned kRingLaps = 63;     // tags 1..63; 0 is a slot never written
-inline constexpr int kSwitchTimeBits = 56;    // of an emulated switch's %globaltimer, with its number above
 LATEST_HOST_DEVICE inline constexpr unsigned ring_tag(long long record, int ring_shift) {
   return static_cast<unsigned>((record >> ring_shift) % kRingLaps) + 1;
+}
+
+// An emulated switch is two mapped words (WindowKernelArgs::host_flag): the
+// switch word, (number << 32) | FMAs per iteration, and the time word, the
+// %globaltimer at which it takes effect (low 56 bits) under the low byte of
+// the same number, so that an SM tells a torn pair (one word of the next
+// switch, one of the last) and waits.
+inline constexpr int kSwitchTimeBits = 56;
+inline constexpr unsigned long long kSwitchTimeMask = (1ull << kSwitchTimeBits) - 1;
+LATEST_HOST_DEVICE inline constexpr unsigned long long switch_time_word(unsigned long long number,
+                                                                        unsigned long long gpu_ns) {
+  return (number & 0xffu) << kSwitchTimeBits | (gpu_ns & kSwitchTimeMask);
+}
+LATEST_HOST_DEVICE inline constexpr bool same_switch(unsigned long long time_word, unsigned long long switch_word) {
+  return (time_word >> kSwitchTimeBits) == ((switch_word >> 32) & 0xffu);
+}
+// The named time, its high bits taken from `now` (a %globaltimer read near it).
+LATEST_HOST_DEVICE inline constexpr unsigned long long switch_time(unsigned long long time_word,
+                                                                   unsigned long long now) {
+  return (now & ~kSwitchTimeMask) | (time_word & kSwitchTimeMask);
 }
 
 struct WindowKernelArgs {
@@ -46,10 +65,8 @@ struct WindowKernelArgs {
   int fmas = 0;     // FMAs per iteration
   int emulate = 0;  // emulated switching on
   // Mapped pinned words the host writes for each emulated switch, ahead of
-  // it: [1] first, the %globaltimer at which it is to take effect (low 56
-  // bits) under the switch's number (low 8 bits, top byte); then [0], the
-  // number (from 1) in the high half and the FMAs per iteration the target
-  // clock calls for in the low half. 0 before the first.
+  // it: [1] the time word first, then [0] the switch word (above; numbers
+  // from 1). 0 before the first.
   volatile unsigned long long* host_flag = nullptr;
   unsigned long long* device_flag = nullptr;  // two device words block 0 broadcasts them through
   // Mapped: when block 0's poll saw the host word, and the word it saw.

@@ -1,8 +1,11 @@
-// Emulated switching's truth, host-side (no GPU needed): mapping the flip
-// onto the GPU's axis, and when a switch was in effect on every SM.
+// Emulated switching's truth, host-side (no GPU needed): mapping the
+// request onto the GPU's axis, when a switch was in effect on every SM, and
+// the words that name a switch's time (kernels.hpp).
 #include "backends/cuda/emulated_workload.hpp"
 
 #include <gtest/gtest.h>
+
+#include "backends/cuda/kernels.hpp"
 
 namespace latest::cuda {
 namespace {
@@ -42,6 +45,18 @@ TEST(Emulation, InEffectWhenTheLatestSmSwitched) {
   EXPECT_EQ(in_effect_on_every_sm({1'000'300, 1'000'100, 1'002'900, 1'000'000}), 1'002'900);
   EXPECT_FALSE(in_effect_on_every_sm({1'000'300, 0, 1'000'200})) << "an SM that never switched";
   EXPECT_FALSE(in_effect_on_every_sm({}));
+}
+
+TEST(Emulation, TheTimeWordNamesItsSwitchAndItsTime) {
+  const unsigned long long at = 1'796'121'811'740'805'123ull;  // an H200's %globaltimer, above 2^56
+  const unsigned long long time_word = switch_time_word(3, at);
+  EXPECT_TRUE(same_switch(time_word, 3ull << 32 | 2048));
+  EXPECT_FALSE(same_switch(time_word, 4ull << 32 | 2048)) << "a torn pair: the next switch's word, this one's time";
+  EXPECT_FALSE(same_switch(time_word, 2ull << 32 | 2048));
+  // The SMs read the time near it: up to a 50 ms latency before, or after.
+  EXPECT_EQ(switch_time(time_word, at - 50'000'000), at);
+  EXPECT_EQ(switch_time(time_word, at + 1'000), at);
+  EXPECT_EQ(switch_time(time_word, at), at);
 }
 
 }  // namespace

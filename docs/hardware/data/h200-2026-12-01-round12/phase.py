@@ -1,4 +1,4 @@
-import sys; sys.path.insert(0,'/tmp/an')
+import os, sys; sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from load import load
 import numpy as np, glob
 def phase(path, binus=200):
