@@ -31,8 +31,6 @@ struct PooledSettings {
   // (round 9, call 4 of docs/hardware/h200.md), 0.04 rejected 3 of 83
   // windows at 4096 FMAs where 0.1 rejected 79 of 159.
   double relevant_rate_share = 0.04;
-  double boundary_z = 4;                 // a single boundary clearly off its line
-  int coarse_stride = 32;                // boundaries per SM between coarse-scan points
   std::int64_t line_iterations = 500;    // boundaries fitted for a segment's line
   std::int64_t min_confirmation_iterations = 100;  // after the arrival, on every SM
   std::int64_t precheck_iterations = 200;          // before t_s: the initial line
