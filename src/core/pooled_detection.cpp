@@ -12,28 +12,34 @@
 namespace latest {
 namespace {
 
-// The one pass over every record (block sums, shortest, longest): a third of
-// the detector's host time at SSE2, so compiled for AVX2 too where the CPU
-// has it (BM_DetectSwitchPooled 4.82-4.87 ms a window before, 3.66-3.91
-// after; docs/benchmarks.md). Integer sums and extremes: either path gives the
-// same result.
+// The one pass over every record, in blocks of `block`: each block's sum,
+// and whether its longest iteration exceeds `tenths`/10 times its shortest
+// (its neighbours either side included). A third of the detector's host time
+// at SSE2, so compiled for AVX2 too where the CPU has it
+// (BM_DetectSwitchPooled 4.82-4.87 ms a window before, 3.66-3.91 after;
+// docs/benchmarks.md), and one call per SM, not per block. Integer sums and
+// extremes: either path gives the same result.
 #if defined(__x86_64__) && defined(__GNUC__)
 #define LATEST_AVX2_CLONE __attribute__((target_clones("avx2", "default")))
 #else
 #define LATEST_AVX2_CLONE
 #endif
-LATEST_AVX2_CLONE void block_stats(const std::uint32_t* d, std::int64_t n, std::uint64_t& sum,
-                                   std::uint32_t& shortest, std::uint32_t& longest) {
-  std::uint64_t s = 0;
-  std::uint32_t lo = ~0u, hi = 0;
-  for (std::int64_t i = 0; i < n; ++i) {
-    s += d[i];
-    lo = std::min(lo, d[i]);
-    hi = std::max(hi, d[i]);
+LATEST_AVX2_CLONE void block_pass(const std::uint32_t* d, std::int64_t n, std::int64_t block, std::uint64_t tenths,
+                                  Nanos* sums, std::uint8_t* uneven) {
+  for (std::int64_t from = 0, b = 0; from < n; from += block, ++b) {
+    const std::int64_t to = std::min(n, from + block);
+    std::uint64_t sum = 0;
+    std::uint32_t shortest = ~0u, longest = 0;
+    for (std::int64_t i = from; i < to; ++i) {
+      sum += d[i];
+      shortest = std::min(shortest, d[i]);
+      longest = std::max(longest, d[i]);
+    }
+    if (from > 0) shortest = std::min(shortest, d[from - 1]);
+    if (to < n) shortest = std::min(shortest, d[to]);
+    sums[b] = static_cast<Nanos>(sum);
+    uneven[b] = 10ull * longest > tenths * shortest;
   }
-  sum = s;
-  shortest = lo;
-  longest = hi;
 }
 
 // An SM's iteration boundaries: boundary i starts iteration i, boundary n
@@ -48,30 +54,24 @@ class Boundaries {
   // makes one iteration stand out from both of its neighbours.
   Boundaries(const SmRecords& sm, double long_ratio) : d_(sm.duration_ns) {
     const auto n = static_cast<std::int64_t>(d_.size());
-    blocks_.reserve(static_cast<std::size_t>(n / kBlock + 2));
-    Nanos t = sm.first_start_ns;
-    blocks_.push_back(t);
+    const std::int64_t count = (n + kBlock - 1) / kBlock;
     // In whole numbers (the ratio in tenths). A block is searched for long
-    // iterations only where its longest is that much above its shortest
-    // (neighbours either side included): one pass, as cheap as the sums.
+    // iterations only where its longest is that much above its shortest.
     const auto tenths = static_cast<std::uint64_t>(std::lround(long_ratio * 10));
-    for (std::int64_t from = 0; from < n; from += kBlock) {
-      const std::int64_t to = std::min(n, from + kBlock);
-      std::uint64_t sum = 0;
-      std::uint32_t shortest = ~0u, longest = 0;
-      block_stats(d_.data() + from, to - from, sum, shortest, longest);
-      if (from > 0) shortest = std::min(shortest, d_[static_cast<std::size_t>(from - 1)]);
-      if (to < n) shortest = std::min(shortest, d_[static_cast<std::size_t>(to)]);
-      if (10ull * longest > tenths * shortest)
-        for (std::int64_t i = std::max<std::int64_t>(from, 1); i < std::min(to, n - 1); ++i) {
-          const auto k = static_cast<std::size_t>(i);
-          if (10ull * d_[k] > tenths * d_[k - 1] && 10ull * d_[k] > tenths * d_[k + 1]) {
-            long_.push_back(i);
-            long_ns_ = std::min(long_ns_, d_[k] - 1);
-          }
+    blocks_.assign(static_cast<std::size_t>(count + 1), 0);
+    std::vector<std::uint8_t> uneven(static_cast<std::size_t>(count));
+    block_pass(d_.data(), n, kBlock, tenths, blocks_.data() + 1, uneven.data());
+    blocks_[0] = sm.first_start_ns;
+    for (std::int64_t b = 0; b < count; ++b) {
+      blocks_[static_cast<std::size_t>(b + 1)] += blocks_[static_cast<std::size_t>(b)];
+      if (!uneven[static_cast<std::size_t>(b)]) continue;
+      for (std::int64_t i = std::max<std::int64_t>(b * kBlock, 1); i < std::min((b + 1) * kBlock, n - 1); ++i) {
+        const auto k = static_cast<std::size_t>(i);
+        if (10ull * d_[k] > tenths * d_[k - 1] && 10ull * d_[k] > tenths * d_[k + 1]) {
+          long_.push_back(i);
+          long_ns_ = std::min(long_ns_, d_[k] - 1);
         }
-      t += static_cast<Nanos>(sum);
-      blocks_.push_back(t);
+      }
     }
   }
   const std::vector<std::int64_t>& long_iterations() const { return long_; }
@@ -125,7 +125,6 @@ struct Line {
   std::int64_t i0 = 0;
   Nanos t0 = 0;
   double a = 0, b = 0;
-  double rss = 0;
   std::int64_t points = 0;
   double mean_x = 0, sxx = 1;
   double residual(std::int64_t i, Nanos t) const {
@@ -142,41 +141,70 @@ struct Line {
 // Least squares over boundaries [from, to]; `blocks_only` fits the block
 // boundaries among them (every 64th, each read at once), for long segments
 // where every boundary would cost host time and add nothing to the slope.
+// Over every boundary, x runs 0, 1, …, m, so Σx and Σx² are known and the
+// sums over y (whole nanoseconds) are taken in integers: exact, and no chain
+// of floating-point additions to wait on (the fits were a fifth of the
+// detector's host time).
 Line fit_line(const Boundaries& e, std::int64_t from, std::int64_t to, bool blocks_only = false) {
   Line l;
   l.i0 = from;
   l.t0 = e.at(from);
-  double sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0, n = 0;
-  const auto add = [&](std::int64_t i, Nanos t) {
-    const auto x = static_cast<double>(i - from);
-    const auto y = static_cast<double>(t - l.t0);
-    sx += x;
-    sy += y;
-    sxx += x * x;
-    sxy += x * y;
-    syy += y * y;
-    ++n;
-  };
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
   if (blocks_only) {
     for (std::int64_t i = (from + Boundaries::kBlock - 1) / Boundaries::kBlock * Boundaries::kBlock; i <= to;
-         i += Boundaries::kBlock)
-      add(i, e.at(i));
-  } else {
-    Nanos t = l.t0;
-    for (std::int64_t i = from; i <= to; ++i) {
-      if (i > from) t += e.duration(i - 1);
-      add(i, t);
+         i += Boundaries::kBlock) {
+      const auto x = static_cast<double>(i - from);
+      const auto y = static_cast<double>(e.at(i) - l.t0);
+      sx += x;
+      sy += y;
+      sxx += x * x;
+      sxy += x * y;
+      ++n;
     }
+  } else if (to >= from) {
+    __extension__ using Wide = __int128;
+    std::int64_t y = 0, sum_y = 0;
+    Wide sum_xy = 0;
+    for (std::int64_t i = from; i <= to; ++i) {
+      if (i > from) y += e.duration(i - 1);
+      sum_y += y;
+      sum_xy += static_cast<Wide>(i - from) * y;
+    }
+    const auto m = static_cast<double>(to - from);
+    n = m + 1;
+    sx = m * (m + 1) / 2;
+    sxx = m * (m + 1) * (2 * m + 1) / 6;
+    sy = static_cast<double>(sum_y);
+    sxy = static_cast<double>(sum_xy);
   }
   n = std::max(n, 1.0);
   const double den = n * sxx - sx * sx;
   l.b = den > 0 ? (n * sxy - sx * sy) / den : 0;
   l.a = (sy - l.b * sx) / n;
-  l.rss = std::max(0.0, syy - l.a * sy - l.b * sxy);
   l.points = static_cast<std::int64_t>(n);
   l.mean_x = sx / n;
   l.sxx = std::max(1.0, sxx - sx * sx / n);
   return l;
+}
+
+// The sd of boundaries [from, to] about the line fitted on them, in the
+// form the fits always used, Σy² − aΣy − bΣxy. The exact sum of squared
+// residuals differs from it in the fifth digit, and that alone moves the
+// earliest slow-approach measurement from −1.87 to −2.27 target iterations
+// (EveryRampShape, bound −2): that bound is met by a margin this thin.
+double residual_sd(const Boundaries& e, const Line& l, std::int64_t from, std::int64_t to) {
+  double sy = 0, sxy = 0, syy = 0;
+  Nanos t = e.at(from);
+  for (std::int64_t i = from; i <= to; ++i) {
+    if (i > from) t += e.duration(i - 1);
+    const auto x = static_cast<double>(i - from);
+    const auto y = static_cast<double>(t - l.t0);
+    sy += y;
+    sxy += x * y;
+    syy += y * y;
+  }
+  const double rss = std::max(0.0, syy - l.a * sy - l.b * sxy);
+  return std::sqrt(rss / static_cast<double>(std::max<std::int64_t>(1, to - from - 1)));
 }
 
 struct SmState {
@@ -196,6 +224,20 @@ struct SmState {
   Line local;
   double step = 0, stall_u = 0, x_lo = 0, x_hi = 0;
   SmState(const SmRecords& r, double long_ratio) : sm(r.sm), e(r, long_ratio) {}
+  // The line of boundaries [from, to]. The scans and hinges refit the same
+  // stretches round after round, so the last few fits are kept; only once
+  // the boundaries are final (interrupts out, the end set).
+  Line fit(std::int64_t from, std::int64_t to) const {
+    for (const auto& [range, line] : fits_)
+      if (range.first == from && range.second == to) return line;
+    if (fits_.size() == kFits) fits_.erase(fits_.begin());
+    fits_.push_back({{from, to}, fit_line(e, from, to)});
+    return fits_.back().second;
+  }
+
+ private:
+  static constexpr std::size_t kFits = 16;
+  mutable std::vector<std::pair<std::pair<std::int64_t, std::int64_t>, Line>> fits_;
 };
 
 double median(std::vector<double> xs) {
@@ -213,12 +255,13 @@ class PooledScan {
  public:
   // `relevant`: where positive, a bin's mean value (not z) must also exceed it.
   PooledScan(Nanos end, double width, std::size_t bins, double relevant = 0)
-      : end_(end), width_(width), relevant_(relevant), sum_(bins), raw_(bins), count_(bins) {}
+      : end_(end), width_(width), per_width_(1 / width), relevant_(relevant), sum_(bins), raw_(bins), count_(bins) {}
   static constexpr double kClip = 8;
   void add(Nanos t, double z, double value = 0) {
-    const double k = std::floor(static_cast<double>(end_ - t) / width_);
-    if (k < 0 || k >= static_cast<double>(sum_.size())) return;
-    sum_[static_cast<std::size_t>(k)] += std::clamp(z, -kClip, kClip);
+    if (t > end_) return;
+    const double k = static_cast<double>(end_ - t) * per_width_;
+    if (k >= static_cast<double>(sum_.size())) return;
+    sum_[static_cast<std::size_t>(k)] += std::min(std::max(z, -kClip), kClip);  // no branch: near a change most z clip
     raw_[static_cast<std::size_t>(k)] += value;
     ++count_[static_cast<std::size_t>(k)];
   }
@@ -256,7 +299,7 @@ class PooledScan {
   }
 
   Nanos end_;
-  double width_;
+  double width_, per_width_;  // a multiplication in add(), not a division: it runs on every record
   double relevant_;
   std::vector<double> sum_, raw_;
   std::vector<int> count_;
@@ -366,6 +409,7 @@ std::optional<Nanos> pooled_departure(const std::vector<SmState>& sms, Line SmSt
   constexpr std::int64_t kReferenceMin = 32;  // ... at least
   constexpr double kReferenceNs = 500'000;    // ... or as many as last this long
   constexpr int kRefits = 16;                 // moves of the reference, at most (below)
+  constexpr double kNear = 16;                // iterations a refitted scan reads first (below)
   const double block = static_cast<double>(Boundaries::kBlock) * slope;
   const double block_noise = sigma * std::sqrt(2.0) / static_cast<double>(Boundaries::kBlock);
   PooledScan coarse(to, block, static_cast<std::size_t>(static_cast<double>(to - from) / block) + 2, relevant);
@@ -399,31 +443,71 @@ std::optional<Nanos> pooled_departure(const std::vector<SmState>& sms, Line SmSt
   const std::int64_t reference_iterations =
       std::clamp<std::int64_t>(std::llround(kReferenceNs / slope), kReferenceMin, kReference);
   // Where the latest (or earliest) significant bin in (begin, end] ends.
-  const auto fine_scan = [&](Nanos begin, Nanos end) -> std::optional<Nanos> {
-    PooledScan fine(end, slope, static_cast<std::size_t>(static_cast<double>(end - begin) / slope) + 2);
+  // Each SM's records are read from the side looked at outwards, `first`
+  // iterations' worth, then twice as far each time, until that bin lies
+  // wholly within what was read (with a bin to spare): a bin depends on its
+  // own records only, so a scan of every record would find the same one.
+  // The scans after the first mostly find it within a few iterations.
+  const auto fine_scan = [&](Nanos begin, Nanos end, double first) -> std::optional<Nanos> {
+    struct Cursor {
+      const SmState* sm;
+      Line reference;
+      std::int64_t next, stop;  // the next boundary to read; the last one to read
+      Nanos t;                  // the next boundary's time
+    };
+    std::vector<Cursor> cursors;
+    cursors.reserve(sms.size());
     for (const auto& st : sms) {
-      std::int64_t i = std::max(st.first, st.e.first_at_or_after(begin));
-      if (i > st.e.last()) continue;
+      const std::int64_t i_begin = std::max(st.first, st.e.first_at_or_after(begin));
+      if (i_begin > st.e.last()) continue;
       // The reference: the SM's iterations just after the range (arrival) or
       // just before it (departure), else its whole segment's line.
       Line reference = st.*line;
+      const std::int64_t k = st.e.first_at_or_after(end);
       if (latest) {
-        const std::int64_t k = st.e.first_at_or_after(end);
         if (k + reference_iterations / 4 <= st.e.last())
-          reference = fit_line(st.e, k, std::min(st.e.last(), k + reference_iterations));
-      } else {
-        const std::int64_t k = std::min(i, st.e.last());
-        if (k - reference_iterations / 4 >= st.initial.i0)
-          reference = fit_line(st.e, std::max(st.initial.i0, k - reference_iterations), k);
+          reference = st.fit(k, std::min(st.e.last(), k + reference_iterations));
+      } else if (i_begin - reference_iterations / 4 >= st.initial.i0) {
+        reference = st.fit(std::max(st.initial.i0, i_begin - reference_iterations), i_begin);
       }
-      for (Nanos t = st.e.at(i); t <= end; t += st.e.duration(i), ++i) {
-        fine.add(t, reference.residual(i, t) / (sigma * reference.spread(i)));
-        if (i == st.e.last()) break;
+      // The boundaries in [begin, end]: i_begin up to the last at or before end.
+      const std::int64_t i_end = std::min(st.e.last(), k <= st.e.last() && st.e.at(k) == end ? k : k - 1);
+      if (i_end < i_begin) continue;
+      cursors.push_back(latest ? Cursor{&st, reference, i_end, i_begin, st.e.at(i_end)}
+                               : Cursor{&st, reference, i_begin, i_end, st.e.at(i_begin)});
+    }
+    PooledScan fine(end, slope, static_cast<std::size_t>(static_cast<double>(end - begin) / slope) + 2);
+    const auto z_of = [sigma](const Cursor& cur) {
+      return cur.reference.residual(cur.next, cur.t) / (sigma * cur.reference.spread(cur.next));
+    };
+    for (double reach_iterations = first;; reach_iterations *= 2) {
+      const Nanos reach = latest ? end - std::llround(reach_iterations * slope)
+                                 : begin + std::llround(reach_iterations * slope);
+      bool all = true;
+      for (Cursor& cur : cursors) {
+        const Boundaries& e = cur.sm->e;
+        if (latest) {
+          while (cur.next >= cur.stop && cur.t >= reach) {
+            fine.add(cur.t, z_of(cur));
+            if (--cur.next >= cur.stop) cur.t -= e.duration(cur.next);
+          }
+          all = all && cur.next < cur.stop;
+        } else {
+          while (cur.next <= cur.stop && cur.t <= reach) {
+            fine.add(cur.t, z_of(cur));
+            if (cur.next++ < cur.stop) cur.t += e.duration(cur.next - 1);
+          }
+          all = all && cur.next > cur.stop;
+        }
+      }
+      const std::int64_t kf = latest ? fine.latest_significant(z) : fine.earliest_significant(z);
+      const bool complete = kf >= 0 && (latest ? fine.bin_end(kf + 1) - std::llround(slope) >= reach
+                                               : fine.bin_end(kf) + std::llround(slope) <= reach);
+      if (complete || all) {
+        if (kf < 0) return std::nullopt;
+        return latest ? fine.bin_end(kf) : fine.bin_end(kf + 1);
       }
     }
-    const std::int64_t kf = latest ? fine.latest_significant(z) : fine.earliest_significant(z);
-    if (kf < 0) return std::nullopt;
-    return latest ? fine.bin_end(kf) : fine.bin_end(kf + 1);
   };
   // The reference then moves to two iterations beyond the significant bin
   // (after it towards the arrival, before it towards the departure), and
@@ -434,10 +518,10 @@ std::optional<Nanos> pooled_departure(const std::vector<SmState>& sms, Line SmSt
   // settled milliseconds late (departed milliseconds early). Right at the
   // change the reference runs at one clock, and the bins beyond it are off
   // by a whole step an iteration.
-  std::optional<Nanos> found = fine_scan(lo, hi);
+  std::optional<Nanos> found = fine_scan(lo, hi, Boundaries::kBlock);
   for (int round = 0; found && round < kRefits; ++round) {
     const auto two = std::llround(2 * slope);
-    const std::optional<Nanos> closer = latest ? fine_scan(lo, *found + two) : fine_scan(*found - two, hi);
+    const std::optional<Nanos> closer = latest ? fine_scan(lo, *found + two, kNear) : fine_scan(*found - two, hi, kNear);
     if (!closer || (latest ? *closer >= *found : *closer <= *found)) break;
     found = closer;
   }
@@ -499,7 +583,7 @@ class PooledHinges {
     for (const SmState* st : sms) {
       const std::int64_t from = st->e.first_at_or_after(request_gpu_ns + std::llround(origin + 2 * slope));
       if (from + line_iterations > st->e.last()) continue;
-      const Line line = fit_line(st->e, from, from + line_iterations);
+      const Line line = st->fit(from, from + line_iterations);
       std::int64_t i = st->e.first_at_or_after(request_gpu_ns + std::llround(origin - before * slope));
       if (i > st->e.last()) continue;
       for (Nanos e = st->e.at(i); i <= st->e.last(); e += st->e.duration(i), ++i) {
@@ -623,7 +707,7 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
       continue;
     }
     st.initial = fit_line(st.e, st.first - pre, st.first);
-    st.final = fit_line(st.e, n - std::min(s.line_iterations, post / 4), n);
+    st.final = st.fit(n - std::min(s.line_iterations, post / 4), n);
     st.initial_mean = initial.band_for(r.sm).iteration.mean;
     st.target_mean = target.band_for(r.sm).iteration.mean;
     sms.push_back(std::move(st));
@@ -639,7 +723,7 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
   for (const auto& st : sms) {
     initial_offsets.push_back(st.initial.b - st.initial_mean);
     target_offsets.push_back(st.final.b - st.target_mean);
-    noises.push_back(std::sqrt(st.final.rss / static_cast<double>(std::max<std::int64_t>(1, st.final.points - 2))));
+    noises.push_back(residual_sd(st.e, st.final, st.final.i0, st.e.last()));
     slopes.push_back(st.final.b);
     end = std::max(end, st.e.at(st.e.last()));
   }
@@ -722,7 +806,7 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
       // final segment's: the boundaries' slow wander stays out of the fit.
       const std::int64_t after_from = st.e.first_at_or_after(c + std::llround(2 * slope));
       if (after_from + 2 * s.min_confirmation_iterations > st.e.last()) continue;
-      const Line local = fit_line(st.e, after_from, after_from + 2 * s.min_confirmation_iterations);
+      const Line local = st.fit(after_from, after_from + 2 * s.min_confirmation_iterations);
       const double step = local.b * (1 - ratio);
       const double before = local.b * ratio;
       if (std::abs(step) <= sigma / 4) continue;  // this SM cannot place it
@@ -825,8 +909,8 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
     const std::int64_t left = st.e.last() - a;
     if (left < s.min_confirmation_iterations) return failed(MeasurementOutcome::not_captured);
     const std::int64_t len = std::min(s.line_iterations, left / 2);
-    const Line early = fit_line(st.e, a + 1, a + len);
-    const Line late = fit_line(st.e, st.e.last() - len, st.e.last());
+    const Line early = st.fit(a + 1, a + len);
+    const Line late = st.fit(st.e.last() - len, st.e.last());
     slope_changes.push_back(early.b - late.b);
   }
   if (rate_changes(slope_changes, s.relevant_rate_share * target_tol_ns, s.z))
