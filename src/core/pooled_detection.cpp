@@ -261,7 +261,9 @@ class PooledScan {
     if (t > end_) return;
     const double k = static_cast<double>(end_ - t) * per_width_;
     if (k >= static_cast<double>(sum_.size())) return;
-    sum_[static_cast<std::size_t>(k)] += std::min(std::max(z, -kClip), kClip);  // no branch: near a change most z clip
+    // min/max, not std::clamp: BM_DetectSwitchPooled 3.42-3.56 ms against
+    // 3.72-3.79 with clamp (alternated in one loop, 2026-12-01).
+    sum_[static_cast<std::size_t>(k)] += std::min(std::max(z, -kClip), kClip);
     raw_[static_cast<std::size_t>(k)] += value;
     ++count_[static_cast<std::size_t>(k)];
   }

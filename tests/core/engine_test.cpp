@@ -2,6 +2,7 @@
 #include "core/engine.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -486,7 +487,16 @@ TEST_P(EveryRampShape, MeetsItsBounds) {
       s.plan.iteration_fmas = 2048;
       s.plan.capture_ms = 100;
       s.min_measurements = s.max_measurements = 12;
+      const auto started = std::chrono::steady_clock::now();
       run.run(s);
+      // What each run cost (close pairs on some shapes cost tens of GPU-s):
+      // docs/methodology.md quotes these lines.
+      std::printf("  %s seed %llu: %.1f s host;", profile.c_str(), static_cast<unsigned long long>(seed),
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      for (const auto& r : run.recorder.results)
+        std::printf(" %d->%d %s n %zu windows %d retries %d %.1f GPU-s;", r.pair.init, r.pair.target, r.status.c_str(),
+                    r.rows.size(), r.windows, r.capture_retries, r.gpu_seconds);
+      std::printf("\n");
       for (const auto& r : run.recorder.results) {
         SCOPED_TRACE(profile + " seed " + std::to_string(seed) + " " + sim::to_string(shape));
         if (r.status == "skipped" && std::abs(r.pair.init - r.pair.target) == 15) continue;  // neighbours
