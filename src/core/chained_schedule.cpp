@@ -1,5 +1,7 @@
-// The chained schedule (docs/methodology.md, "Schedules"): both directions
-// of a pair of clocks in one launch, A->B, B->A, A->B, ... Each request is
+// The chained schedule (docs/methodology.md, "Schedules"): the pairs of a
+// group in one launch, each request from where the one before left the
+// clock: A->B, B->A, ... for the two directions of the plan's sample, A->B,
+// B->C, C->A, ... over the clocks of a walk. Each request is
 // issued as soon as the one before it is confirmed: the engine drains the
 // records while the kernel runs, waits until every SM has run the
 // confirmation length at the target, and runs both detectors on the slice
@@ -223,7 +225,7 @@ std::vector<PairResult> Engine::measure_chained(const std::vector<ClockPair>& gr
     p.result.status = "measured";
     p.number = first_number + i;
     p.capture_ms = p.usual_capture_ms = initial_capture_ms(group[i]);
-    p.fmas = p.usual_fmas = slice_fmas(group[i]);
+    p.fmas = p.usual_fmas = walk_fmas(group[i]);
     observer_.pair_started(group[i], p.number, count);
   }
   return run_chained(pairs, count);
@@ -259,10 +261,13 @@ std::vector<PairResult> Engine::run_chained(std::vector<PairProgress>& pairs, st
   // clocks anyway, its request is measured and kept, not an unrecorded
   // transit.
   const auto is_open = [](const PairProgress& p) { return !p.done && !p.met; };
+  const auto open_leaving = [&](Mhz clock) {
+    return std::count_if(pairs.begin(), pairs.end(),
+                         [&](const PairProgress& q) { return is_open(q) && q.result.pair.init == clock; });
+  };
   const auto leads_on = [&](const PairProgress& p) {
     return p.met && !p.done && static_cast<int>(p.result.rows.size()) < settings_.max_measurements &&
-           std::any_of(pairs.begin(), pairs.end(),
-                       [&](const PairProgress& q) { return is_open(q) && q.result.pair.init == p.result.pair.target; });
+           open_leaving(p.result.pair.target) > 0;
   };
   for (;;) {
     if (std::none_of(pairs.begin(), pairs.end(), is_open)) {
@@ -270,28 +275,38 @@ std::vector<PairResult> Engine::run_chained(std::vector<PairProgress>& pairs, st
         if (!p.done) finish(p);
       return finished;
     }
-    // One open that starts where the clock is, the least measured of those
-    // (routes of one pair take turns); else a met one from here into an open
-    // one's initial clock; else the first open one.
+    // One open that starts where the clock is: one whose target an open one
+    // leaves, so the walk goes on without measuring past a stop, and the
+    // least measured of those (routes of one pair take turns). Else a met
+    // one from here into the clock most open ones leave; else the first
+    // open one.
     PairProgress* next = nullptr;
+    const auto goes_on = [&](const PairProgress& p) { return open_leaving(p.result.pair.target) > 0; };
     for (auto& p : pairs)
       if (is_open(p) && p.result.pair.init == stream_clock_ &&
-          (next == nullptr || p.result.rows.size() < next->result.rows.size()))
+          (next == nullptr || goes_on(p) > goes_on(*next) ||
+           (goes_on(p) == goes_on(*next) && p.result.rows.size() < next->result.rows.size())))
         next = &p;
     for (auto& p : pairs)
-      if (next == nullptr && p.result.pair.init == stream_clock_ && leads_on(p)) next = &p;
+      if (next == nullptr || (!is_open(*next) && open_leaving(p.result.pair.target) > open_leaving(next->result.pair.target)))
+        if (p.result.pair.init == stream_clock_ && leads_on(p)) next = &p;
     for (auto& p : pairs)
       if (next == nullptr && is_open(p)) next = &p;
     const ClockPair pair = next->result.pair;
     try {
-      std::int64_t fmas = 0;
+      // A coarser iteration for a capture retry serves that pair's try
+      // alone: the group's other clocks are not calibrated at it, nor do
+      // their requests pay its longer confirmation.
+      std::int64_t fmas = next->fmas;
       for (const auto& p : pairs)
-        if (!p.done) fmas = std::max(fmas, p.fmas);
+        if (!p.done) fmas = std::max(fmas, p.usual_fmas);
       if (stream_clock_ == 0 || stream_fmas_ != fmas) {
-        for (const auto& p : pairs) {  // phase 1 needs the GPU to itself: before the launch
-          calibration(p.result.pair.init, fmas);
-          calibration(p.result.pair.target, fmas);
-        }
+        stop_stream();  // phase 1 needs the GPU to itself
+        for (const auto& p : pairs)
+          if (!p.done && (&p == next || p.usual_fmas == fmas)) {
+            calibration(p.result.pair.init, fmas);
+            calibration(p.result.pair.target, fmas);
+          }
         start_stream_at(pair.init, fmas);
         next->result.wakeup_ms = state_.settle_ms.back();
       } else if (stream_clock_ != pair.init) {

@@ -49,6 +49,10 @@ struct EngineSettings {
   // Chained: a request counts once the records after its arrival last this
   // many times the switch itself (and the confirmation length).
   double settle_factor = 1.0;
+  // Chained: past the plan's sample, one launch walks the pairs among the
+  // clocks of two blocks of at most this many (so at most 2 x this^2 pairs
+  // are in flight); docs/methodology.md, "Schedules".
+  int walk_block_clocks = 10;
   Detector detector = Detector::pooled;  // whose numbers are reported; both always run
   DetectionSettings detection;           // the paper's detector
   PooledSettings pooled;
@@ -309,8 +313,9 @@ class Engine {
   void lengthen_capture(PairProgress& p, bool records_full);
   void skip(PairProgress& p, const SkipReason& reason);
   PairResult measure_pair(ClockPair pair, std::size_t number, std::size_t count);
-  // The chained schedule (chained_schedule.cpp): both directions of a pair
-  // of clocks in one launch, alternating until neither needs more.
+  // The chained schedule (chained_schedule.cpp): a group's pairs in one
+  // launch, each request from where the one before left the clock, until
+  // none needs more.
   std::vector<PairResult> measure_chained(const std::vector<ClockPair>& group, std::size_t first_number,
                                          std::size_t count);
   std::vector<PairResult> run_chained(std::vector<PairProgress>& pairs, std::size_t count);
@@ -332,8 +337,14 @@ class Engine {
   // The plan of the pairs still to measure: their measurement counts from
   // `counts` (the sample's) or else from the pilot's spread.
   void plan_cost(const std::vector<ClockPair>& measured, const std::vector<double>& counts);
-  // Both directions of a pair of clocks, as one group.
+  // Both directions of a pair of clocks, as one group (the plan's sample,
+  // and every group of the paper's schedule).
   static std::vector<std::vector<ClockPair>> groups_of(const std::vector<ClockPair>& todo);
+  // The chained schedule's walks over the rest: pairs of one iteration
+  // length, among the clocks of one block or between two blocks.
+  std::vector<std::vector<ClockPair>> walks_of(const std::vector<ClockPair>& todo);
+  // The iteration both directions of a pair of clocks run at, chained.
+  std::int64_t walk_fmas(ClockPair pair);
   std::vector<PairResult> measure_group(const std::vector<ClockPair>& group, std::size_t first_number,
                                         std::size_t count);
   // Measures a sample of the groups to their stop and plans the rest from

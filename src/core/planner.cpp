@@ -52,6 +52,60 @@ int measurements_for_rse(double cv, double rse, int min_measurements, int max_me
   return std::min(n, max_measurements);
 }
 
+namespace {
+
+// Sums of k independent draws of a pair's measurement count (whole counts,
+// each count of the sample equally likely), for the measurements a walk
+// makes past its pairs' stops.
+class CountSums {
+ public:
+  explicit CountSums(const std::vector<double>& counts) {
+    std::vector<double> one;
+    for (double c : counts) {
+      const auto n = static_cast<std::size_t>(std::max(0L, std::lround(c)));
+      if (one.size() <= n) one.resize(n + 1, 0.0);
+      one[n] += 1.0 / static_cast<double>(counts.size());
+    }
+    for (std::size_t n = 0; n < one.size(); ++n)
+      if (one[n] > 0) draw_.emplace_back(n, one[n]);
+    sums_.push_back({1.0});
+  }
+  // E[max(0, X - Y)], X the sum of `a` draws, Y of `b`.
+  double excess(std::size_t a, std::size_t b) {
+    const auto key = std::make_pair(a, b);
+    if (const auto it = excess_.find(key); it != excess_.end()) return it->second;
+    const std::vector<double>& x = sum(a);
+    const std::vector<double>& y = sum(b);
+    double below = 0, below_sum = 0, e = 0;  // P(Y < v) and E[Y; Y < v]
+    for (std::size_t v = 0; v < x.size(); ++v) {
+      if (v > 0 && v - 1 < y.size()) {
+        below += y[v - 1];
+        below_sum += y[v - 1] * static_cast<double>(v - 1);
+      }
+      e += x[v] * (static_cast<double>(v) * below - below_sum);
+    }
+    return excess_[key] = e;
+  }
+
+ private:
+  const std::vector<double>& sum(std::size_t k) {
+    while (sums_.size() <= k) {
+      const std::vector<double>& last = sums_.back();
+      std::vector<double> next(last.size() + (draw_.empty() ? 0 : draw_.back().first), 0.0);
+      for (std::size_t v = 0; v < last.size(); ++v)
+        if (last[v] > 0)
+          for (const auto& [n, p] : draw_) next[v + n] += last[v] * p;
+      sums_.push_back(std::move(next));
+    }
+    return sums_[k];
+  }
+  std::vector<std::pair<std::size_t, double>> draw_;
+  std::vector<std::vector<double>> sums_;
+  std::map<std::pair<std::size_t, std::size_t>, double> excess_;
+};
+
+}  // namespace
+
 CostPlan plan_cost(const CostModelInputs& in) {
   CostPlan plan;
   std::vector<double> counts = in.measurement_counts;
@@ -59,11 +113,8 @@ CostPlan plan_cost(const CostModelInputs& in) {
     for (double cv : in.pilot_cvs)
       counts.push_back(measurements_for_rse(cv, in.rse, in.min_measurements, in.max_measurements, in.check_every));
   if (counts.empty()) counts.push_back(in.min_measurements);
-  double mean = 0, mean_max = 0;
-  for (double a : counts) {
-    mean += a / static_cast<double>(counts.size());
-    for (double b : counts) mean_max += std::max(a, b) / static_cast<double>(counts.size() * counts.size());
-  }
+  double mean = 0;
+  for (double a : counts) mean += a / static_cast<double>(counts.size());
   plan.measurements_per_pair = mean;
   const PlanSettings& p = in.plan;
   const auto confirmation_ms = [&](double iteration_ns) {
@@ -79,24 +130,40 @@ CostPlan plan_cost(const CostModelInputs& in) {
     plan.measurements_s = seconds;
     return plan;
   }
-  std::map<std::pair<Mhz, Mhz>, const PlannedPair*> by_pair;
-  for (const PlannedPair& pp : in.pairs) by_pair[{pp.pair.init, pp.pair.target}] = &pp;
   const auto request_s = [&](const PlannedPair& pp) {
     const double confirm = confirmation_ms(pp.iteration_ns);
     const double settled = std::max(pp.latency_ms + confirm, (1 + in.settle_factor) * pp.latency_ms);
     return (settled + confirm * in.poll_share / 2 + 2 * in.sync_ms) / 1e3;
   };
+  // The launches: each walk, and each pair of clocks outside one.
+  std::map<std::pair<int, std::pair<Mhz, Mhz>>, std::vector<const PlannedPair*>> launches;
   for (const PlannedPair& pp : in.pairs) {
-    const auto back = by_pair.find({pp.pair.target, pp.pair.init});
-    const bool both = back != by_pair.end();
-    if (both && pp.pair.init > pp.pair.target) continue;  // counted with its opposite
-    const double launch_s =
-        (pp.wakeup_ms + static_cast<double>(p.delay_iterations) * pp.init_iteration_ns / 1e6) / 1e3;
-    // Alone, a pair still returns to its initial clock after each
-    // measurement; that request is assumed to cost what its own does.
-    const double rounds = both ? mean_max : mean;
-    const double back_s = both ? request_s(*back->second) : request_s(pp);
-    seconds += launch_s + rounds * (request_s(pp) + back_s);
+    const auto clocks = std::minmax(pp.pair.init, pp.pair.target);
+    launches[{pp.walk, pp.walk >= 0 ? std::pair<Mhz, Mhz>{} : std::pair<Mhz, Mhz>{clocks}}].push_back(&pp);
+  }
+  CountSums sums(counts);
+  for (const auto& [key, pairs] : launches) {
+    const PlannedPair& first = *pairs.front();
+    seconds += (first.wakeup_ms + static_cast<double>(p.delay_iterations) * first.init_iteration_ns / 1e6) / 1e3;
+    std::map<Mhz, std::size_t> in_count, out_count;
+    std::map<Mhz, double> out_s;
+    double all_s = 0;
+    for (const PlannedPair* pp : pairs) {
+      const double r = request_s(*pp);
+      seconds += mean * r;
+      all_s += r;
+      ++in_count[pp->pair.target];
+      ++out_count[pp->pair.init];
+      out_s[pp->pair.init] += r;
+    }
+    for (const auto& [clock, arrivals] : in_count) {
+      const std::size_t departures = out_count.count(clock) ? out_count[clock] : 0;
+      // Leaving by its own pairs, or, where none leaves it, a transit
+      // assumed to cost what the launch's requests do.
+      const double leave_s = departures ? out_s[clock] / static_cast<double>(departures)
+                                        : all_s / static_cast<double>(pairs.size());
+      seconds += sums.excess(arrivals, departures) * leave_s;
+    }
   }
   plan.measurements_s = seconds;
   return plan;

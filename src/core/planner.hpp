@@ -75,16 +75,21 @@ int measurements_for_rse(double cv, double rse, int min_measurements, int max_me
 // - chained schedule, per measurement: the latency (the pilot's for the
 //   pair's target clock: the target dominates a switch's latency), then the
 //   longer of the confirmation at the target and `settle_factor` latencies,
-//   half a poll and two timer syncs; per pair of
-//   opposite directions, one launch's wake-up; the two directions alternate,
-//   so the one that stops first still costs its request per measurement of
-//   the other (the expected maximum of two draws of the measurement count).
+//   half a poll and two timer syncs; per walk (the pairs of one launch),
+//   one launch's wake-up. Every arrival at a clock is followed by a
+//   departure, so where a clock's pairs in take more measurements than its
+//   pairs out, the difference is measured on past their stops: per clock,
+//   E[max(0, sum of its pairs in - sum of its pairs out)], each a draw of
+//   the measurement count, at the mean request of its pairs out. For the
+//   two directions of one pair of clocks that is the expected maximum of
+//   two draws, each a round both ways.
 struct PlannedPair {
   ClockPair pair;
   double latency_ms = 0;        // expected, from the pilot
   double iteration_ns = 0;      // at the target clock
   double init_iteration_ns = 0; // at the initial clock
   double wakeup_ms = 0;         // of the initial clock
+  int walk = -1;                // chained: the launch it shares; -1, with its opposite direction alone
 };
 struct CostModelInputs {
   Schedule schedule = Schedule::chained;

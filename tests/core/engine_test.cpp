@@ -201,8 +201,9 @@ TEST(Engine, PlanIsWithinAQuarterOfWholeRuns) {
   }
 }
 
-// Both directions of a pair of clocks share a launch, so at most two pairs
-// are in flight: a kill loses at most those.
+// In the plan's sample both directions of a pair of clocks share a launch,
+// so at most two pairs are in flight: a kill loses at most those. (Six
+// pairs of clocks are all sample; walks, below.)
 struct InFlight : RunObserver {
   std::set<std::pair<Mhz, Mhz>> open;
   std::size_t most = 0;
@@ -263,6 +264,65 @@ TEST(Engine, ChainedKeepsEveryReturnAsAMeasurement) {
     // One group, so the plan's sample is the run: its count per pair is
     // the mean of the two stops, not of the rows kept.
     EXPECT_DOUBLE_EQ(run.state.cost.planned_measurements_per_pair, (fewer + more) / 2.0) << "seed " << seed;
+  }
+}
+
+// Past the plan's sample, the chained schedule walks the pairs of several
+// clocks in one launch and leaves each clock by another pair than the one
+// it came in by, so a direction whose stop is met is measured on only where
+// a clock's arrivals outnumber its departures. Alternating the two
+// directions of each pair of clocks would, with the same stops, measure on
+// |stop A->B - stop B->A| times per pair of clocks: the walks measure past
+// the stops no more than that (on this small run, where most of it is one
+// heavy direction whose target every walk must leave again, barely less;
+// the 380-pair benchmark in docs/benchmarks.md shows the gain), keep at
+// most 2 x block^2 pairs in flight, and keep the bounds.
+struct Walks : RunObserver {
+  int planned_calls = 0;
+  std::vector<PairResult> walked;
+  std::set<std::pair<Mhz, Mhz>> open;
+  std::size_t most = 0;
+  void planned(const RunState&) override { ++planned_calls; }
+  void pair_started(ClockPair p, std::size_t, std::size_t) override {
+    open.insert({p.init, p.target});
+    most = std::max(most, open.size());
+  }
+  void pair_finished(const PairResult& r, const RunState&) override {
+    open.erase({r.pair.init, r.pair.target});
+    if (planned_calls >= 2) walked.push_back(r);  // the second plan comes from the sample
+  }
+};
+
+TEST(Engine, ChainedWalksMeasureLessPastTheStops) {
+  for (std::uint64_t seed : {31, 32}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    auto gpu = std::make_shared<sim::SimGpu>(sim::profile_named("h200"), seed);
+    sim::SimWorkload workload(gpu);
+    sim::SimClockControl clocks(gpu, 0);
+    EngineSettings s;
+    s.clocks = {1980, 1710, 1440, 1170, 900, 600};
+    s.pairs = ordered_pairs(s.clocks);
+    s.walk_block_clocks = 3;
+    Walks seen;
+    Engine engine(workload, clocks, s, seen);
+    const RunState st = engine.run();
+    ASSERT_EQ(seen.walked.size(), 14u) << "15 pairs of clocks, 8 of them the sample";
+    EXPECT_LE(seen.most, 18u);
+    EXPECT_GT(seen.most, 2u) << "a walk holds more than one pair of clocks";
+    int past = 0, alternating = 0, transits = 0;
+    for (const PairResult& r : seen.walked) {
+      expect_within_bounds(st, r, false);
+      past += static_cast<int>(r.rows.size()) - r.stop_count();
+      transits += r.transits;
+      for (const PairResult& back : seen.walked)
+        if (back.pair == ClockPair{r.pair.target, r.pair.init} && r.pair.init > r.pair.target)
+          alternating += std::abs(r.stop_count() - back.stop_count());
+    }
+    std::printf("seed %llu: %zu pairs in flight at most; measured past the stops %d (alternating: %d); transits %d\n",
+                static_cast<unsigned long long>(seed), seen.most, past, alternating, transits);
+    ASSERT_GE(alternating, 50) << "the card needs some directions measured far more than their opposites";
+    EXPECT_LE(past, alternating);
+    EXPECT_LE(transits, 4) << "one to reach each part of a walk its pairs do not join";
   }
 }
 

@@ -113,5 +113,35 @@ TEST(Planner, CostOfEachScheduleByHand) {
   EXPECT_LT(chained.measurements_s, paper.measurements_s);
 }
 
+// A walk leaves a clock by another of its pairs: with the same counts, a
+// clock with two pairs in and two out forces fewer measurements past the
+// stops than two alternating pairs of clocks do. Counts {25, 50}: the sum of
+// two draws is 50, 75 or 100 (1/4, 1/2, 1/4), so E[max(0, in - out)] at A
+// is 25 x 1/8 + 50 x 1/16 + 25 x 1/8 = 9.375, against 6.25 per pair of
+// clocks (E[max(0, one draw - another)]) alternating, twice at A.
+TEST(Planner, WalkCostCountsWhatEachClockForces) {
+  CostModelInputs in;
+  in.schedule = Schedule::chained;
+  in.plan.delay_iterations = 500;
+  in.plan.confirmation_iterations = 1000;
+  in.measurement_counts = {25, 50};
+  in.sync_ms = 0.25;
+  in.poll_share = 0.25;
+  in.settle_factor = 1;
+  const Mhz a = 1980, b = 1500, c = 990;
+  // Every request alike: twice the 10 ms latency (longer than 10 + 2 ms of
+  // confirmation), a quarter of a poll of 2 ms, two syncs: 20.75 ms.
+  const double request = 20 + 0.25 + 0.5;
+  const double launch = 6 + 1;  // wake-up, 500 delay iterations of 2 us
+  for (ClockPair p : {ClockPair{a, b}, ClockPair{b, a}, ClockPair{a, c}, ClockPair{c, a}})
+    in.pairs.push_back({p, 10, 2000, 2000, 6});
+  const double alternating = plan_cost(in).measurements_s;
+  EXPECT_NEAR(alternating, (2 * launch + 2 * 43.75 * 2 * request) / 1e3, 1e-9);
+  for (auto& pp : in.pairs) pp.walk = 0;
+  const double walk = plan_cost(in).measurements_s;
+  EXPECT_NEAR(walk, (launch + 37.5 * 4 * request + (9.375 + 6.25 + 6.25) * request) / 1e3, 1e-9);
+  EXPECT_LT(walk, alternating);
+}
+
 }  // namespace
 }  // namespace latest
