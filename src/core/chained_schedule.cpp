@@ -300,7 +300,10 @@ std::vector<PairResult> Engine::run_chained(std::vector<PairProgress>& pairs, st
       std::int64_t fmas = next->fmas;
       for (const auto& p : pairs)
         if (!p.done) fmas = std::max(fmas, p.usual_fmas);
-      if (stream_clock_ == 0 || stream_fmas_ != fmas) {
+      // A pair that joins a launch at an iteration its clocks were not
+      // calibrated at (two retries at one coarser iteration) restarts it.
+      const auto calibrated = [&](Mhz f) { return calibrations_.count({f, fmas}) > 0; };
+      if (stream_clock_ == 0 || stream_fmas_ != fmas || !calibrated(pair.init) || !calibrated(pair.target)) {
         stop_stream();  // phase 1 needs the GPU to itself
         for (const auto& p : pairs)
           if (!p.done && (&p == next || p.usual_fmas == fmas)) {

@@ -326,6 +326,33 @@ TEST(Engine, ChainedWalksMeasureLessPastTheStops) {
   }
 }
 
+// A capture far shorter than any switch, fixed by the user: every pair of a
+// walk escalates its own capture and so its iteration (10 ms at 256 FMAs,
+// then 100 ms at 4096), and keeps it (the user's capture is not reset), so
+// the walk's launches change iteration back and forth. Each starts with its
+// pairs' clocks calibrated at it: no calibration runs while a launch streams
+// (the simulator refuses one, as phase 1 needs the card to itself). This
+// run does not reach the case of a second pair joining a coarser launch at
+// an iteration its clocks lack (the sample calibrated them all); the
+// schedule restarts the launch there too.
+TEST(Engine, ChainedWalksCalibrateBeforeEachLaunchTheyEscalateTo) {
+  SimRun run("h200", 33);
+  EngineSettings s = small({1980, 1710, 1440, 1170, 900, 600});
+  s.min_measurements = s.max_measurements = 5;
+  s.plan.capture_ms = 1;
+  s.walk_block_clocks = 3;
+  ASSERT_NO_THROW(run.run(s));
+  ASSERT_EQ(run.recorder.results.size(), 30u);
+  int retried = 0;
+  for (const auto& r : run.recorder.results) {
+    SCOPED_TRACE(std::to_string(r.pair.init) + "->" + std::to_string(r.pair.target));
+    EXPECT_EQ(r.status, "measured") << to_string(r.reason.code);
+    if (r.capture_retries > 0) ++retried;
+    if (r.status == "measured") expect_within_bounds(run.state, r, false);
+  }
+  EXPECT_GE(retried, 20) << "the 1 ms capture holds no switch";
+}
+
 // A launch of many seconds (800 requests): every request is mapped with syncs taken right
 // before it and at its detection, so the simulator's wandering drift (up to
 // 10 ppm, wandering by 2 ppm a minute) adds nothing, late in the launch as
