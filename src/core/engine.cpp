@@ -531,11 +531,11 @@ void Engine::plan_cost(const std::vector<ClockPair>& measured, const std::vector
     in.pairs.push_back(pp);
   }
   if (state_.schedule == Schedule::chained) {
+    std::map<std::pair<Mhz, Mhz>, int> walk_of;
     const std::vector<std::vector<ClockPair>> walks = walks_of(measured);
     for (std::size_t w = 0; w < walks.size(); ++w)
-      for (const ClockPair& pair : walks[w])
-        for (PlannedPair& pp : in.pairs)
-          if (pp.pair == pair) pp.walk = static_cast<int>(w);
+      for (const ClockPair& pair : walks[w]) walk_of[{pair.init, pair.target}] = static_cast<int>(w);
+    for (PlannedPair& pp : in.pairs) pp.walk = walk_of.at({pp.pair.init, pp.pair.target});
   }
   const CostPlan plan = latest::plan_cost(in);
   state_.cost.planned_measurements_per_pair = plan.measurements_per_pair;

@@ -89,7 +89,7 @@ struct PlannedPair {
   double iteration_ns = 0;      // at the target clock
   double init_iteration_ns = 0; // at the initial clock
   double wakeup_ms = 0;         // of the initial clock
-  int walk = -1;                // chained: the launch it shares; -1, with its opposite direction alone
+  int walk = -1;                // chained: the walk (launch) it is in; -1: a launch of its pair of clocks
 };
 struct CostModelInputs {
   Schedule schedule = Schedule::chained;
