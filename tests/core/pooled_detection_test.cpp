@@ -144,5 +144,51 @@ TEST(PooledDetection, RealH200WindowsWithWanderingBoundaries) {
   EXPECT_GE(bad_measured, 4);
 }
 
+// The boundary index of `sm` at or after GPU time t.
+std::size_t index_at(const SmRecords& sm, Nanos t) {
+  Nanos at = sm.first_start_ns;
+  std::size_t i = 0;
+  while (i < sm.duration_ns.size() && at < t) at += sm.duration_ns[i++];
+  return i;
+}
+
+// An interrupt on one SM is taken out exactly: the window measures as the
+// same window with that iteration as long as the one before it. Before the
+// request, just after the arrival and in the window's tail (where the lines
+// are fitted), 40 µs long and 4.29 s long (the block's sum then passes 2^32
+// ns: the block pass's 32-bit sums must give way), on two SMs.
+TEST(PooledDetection, AnInterruptIsTakenOutExactly) {
+  const std::vector<std::filesystem::path> files = files_in(LATEST_H200_WINDOWS);
+  ASSERT_FALSE(files.empty());
+  const RecordedWindow w = load(files.front());
+  ASSERT_EQ(replay(w).outcome, MeasurementOutcome::accepted) << w.name;
+  int cases = 0;
+  for (const std::size_t sm : {std::size_t{0}, w.records.sms.size() / 3}) {
+    const SmRecords& r = w.records.sms[sm];
+    const std::size_t n = r.duration_ns.size();
+    const Nanos arrival = w.request_gpu_ns + std::llround(w.true_ms * 1e6);
+    for (const std::size_t k : {index_at(r, w.request_gpu_ns - 100'000), index_at(r, arrival + 200'000), n - 200}) {
+      ASSERT_GT(k, 0u);
+      ASSERT_LT(k + 1, n);
+      RecordedWindow base = w;
+      auto& d = base.records.sms[sm].duration_ns;
+      d[k] = d[k - 1];
+      const Measurement expected = replay(base);
+      ASSERT_EQ(expected.outcome, MeasurementOutcome::accepted) << w.name << " sm " << sm << " k " << k;
+      for (const std::uint32_t length : {40'000u, 4'294'900'000u}) {
+        RecordedWindow hit = base;
+        hit.records.sms[sm].duration_ns[k] = length;
+        const Measurement m = replay(hit);
+        ASSERT_EQ(m.outcome, MeasurementOutcome::accepted) << "sm " << sm << " k " << k << " length " << length;
+        EXPECT_EQ(m.switching_ms, expected.switching_ms) << "sm " << sm << " k " << k << " length " << length;
+        EXPECT_EQ(m.transition_ms, expected.transition_ms) << "sm " << sm << " k " << k << " length " << length;
+        EXPECT_EQ(m.uncertainty_us, expected.uncertainty_us) << "sm " << sm << " k " << k << " length " << length;
+        ++cases;
+      }
+    }
+  }
+  EXPECT_EQ(cases, 12);
+}
+
 }  // namespace
 }  // namespace latest
