@@ -7,6 +7,7 @@
 #include <benchmark/benchmark.h>
 
 #include "backends/sim/sim_backend.hpp"
+#include "detection_case.hpp"
 #include "core/accuracy.hpp"
 #include "core/detection.hpp"
 #include "core/engine.hpp"
@@ -134,37 +135,6 @@ void BM_DetectorsOnTheSameRecords(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_DetectorsOnTheSameRecords)->Arg(0)->Arg(12)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
-
-// One default-size window (132 SMs x 32768 iterations, 1980 -> 990 MHz) and
-// the calibrations, for the host cost of each detector alone.
-struct DetectionCase {
-  WindowRecords window;
-  Nanos request_gpu = 0;
-  ClockCalibration init, target;
-};
-
-DetectionCase detection_case() {
-  DetectionCase c;
-  sim::SimGpu gpu(sim::profile_named("h200"), 3);
-  gpu.launch({1024, 0, 32768});
-  const auto cal_rec = gpu.collect();
-  const ClockCalibration init = calibrate_from_records(1980, 1024, cal_rec, 32);
-  gpu.request_clock(gpu.now(), 990);
-  gpu.advance_to(gpu.now() + 1'000'000'000);
-  gpu.launch({1024, 0, 32768});
-  const ClockCalibration target = calibrate_from_records(990, 1024, gpu.collect(), 32);
-  gpu.request_clock(gpu.now(), 1980);
-  gpu.advance_to(gpu.now() + 1'000'000'000);
-  const Nanos launched = gpu.launch({1024, 0, 32768});
-  gpu.advance_to(launched + 2'000'000);
-  const Nanos request = gpu.now();
-  gpu.request_clock(request, 990);
-  c.window = gpu.collect();
-  c.request_gpu = gpu.synchronize().to_gpu(request);
-  c.init = init;
-  c.target = target;
-  return c;
-}
 
 void BM_DetectSwitchPaper(benchmark::State& state) {
   const DetectionCase c = detection_case();
