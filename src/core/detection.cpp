@@ -52,7 +52,7 @@ bool mean_matches(const std::vector<std::uint32_t>& d, std::size_t from, std::si
   for (std::size_t i = from; i < to; ++i) acc.add(d[i]);
   const Moments m = acc.moments();
   if (std::abs(m.mean - band.iteration.mean) < tol_ns) return true;
-  return difference_interval(m, band.iteration, confidence).contains(0.0);
+  return !means_differ(m, band.iteration, confidence);
 }
 
 }  // namespace

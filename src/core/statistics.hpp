@@ -43,7 +43,9 @@ struct Interval {
 Interval difference_interval(const Moments& a, const Moments& b, double confidence = 0.95);
 
 // The pair-validity test of phase 1 (Algorithm 1, as SPEC §3.3 settles it):
-// the means differ when the interval of their difference excludes 0.
+// the means differ when the interval of their difference excludes 0. Also
+// the paper detector's test of a candidate's mean against a band; the same
+// answer as difference_interval, most often without its t quantile.
 bool means_differ(const Moments& a, const Moments& b, double confidence = 0.95);
 
 // Standard error of the mean over the mean; infinity for n < 2 or mean 0.

@@ -33,6 +33,45 @@ TEST(Statistics, DifferenceIntervalUsesWelchStudentT) {
   EXPECT_NEAR(ci.high, 3.5248552673, 1e-8);
 }
 
+// means_differ skips the t quantile where the normal's and that of the
+// whole degrees of freedom below decide: it must give the interval's answer
+// always, most of all right at the edge, where |diff| is within a few ulp
+// of critical·se.
+TEST(Statistics, MeansDifferIsTheIntervalsAnswerAtItsEdge) {
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> unit(0, 1);
+  int edges = 0, differ = 0, cases = 0;
+  for (const double confidence : {0.95, 0.99, 0.999})
+    for (int k = 0; k < 1000; ++k) {
+      Moments a{static_cast<std::int64_t>(2 + rng() % 3000), 2400, 0.5 + 40 * unit(rng)};
+      Moments b{static_cast<std::int64_t>(k % 7 == 0 ? 2'000'000 : 2 + rng() % 3000), 2400, 0.5 + 40 * unit(rng)};
+      // Place mean(a) − mean(b) at the interval's edge, then a few ulp
+      // and a little either side of it.
+      const Interval at0 = difference_interval(a, b, confidence);
+      const double edge = (at0.high - at0.low) / 2;
+      for (const double scale : {0.5, 0.999, 1.0, 1.001, 2.0}) {
+        double diff = edge * scale;
+        for (int ulp = -3; ulp <= 3; ++ulp) {
+          double d = diff;
+          for (int u = 0; u < std::abs(ulp); ++u) d = std::nextafter(d, ulp > 0 ? 1e300 : -1e300);
+          for (const double sign : {1.0, -1.0}) {
+            a.mean = b.mean + sign * d;
+            const bool expected = !difference_interval(a, b, confidence).contains(0.0);
+            ASSERT_EQ(means_differ(a, b, confidence), expected)
+                << "n " << a.n << "/" << b.n << " sd " << a.sd << "/" << b.sd << " diff " << a.mean - b.mean;
+            differ += expected;
+            edges += scale == 1.0;
+            ++cases;
+          }
+        }
+      }
+    }
+  EXPECT_EQ(cases, 3 * 1000 * 5 * 7 * 2);
+  EXPECT_GT(differ, cases / 3);
+  EXPECT_LT(differ, 2 * cases / 3);
+  EXPECT_GT(edges, 0);
+}
+
 TEST(Statistics, LargeSamplesUseTheNormalLimit) {
   const Interval ci = difference_interval({4'000'000, 2368, 16}, {4'000'000, 2386, 16});
   const double se = std::sqrt(2 * 256.0 / 4e6);
