@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "core/statistics.hpp"
 
@@ -45,23 +46,54 @@ const char* to_string(Detector detector) {
 
 namespace {
 
-// Does the SM hold a clock whose band is `band` over durations[from, to)?
-bool mean_matches(const std::vector<std::uint32_t>& d, std::size_t from, std::size_t to,
-                  const Band& band, double tol_ns, double confidence) {
+// The answer from the exact mean and sd, where it is the same however the
+// two are rounded: it holds with the mean moved by far more than the
+// running mean's rounding (about n·eps·Σd) and the sd by a millionth either
+// way. Else empty.
+std::optional<bool> clear_answer(std::int64_t sum, BandTest::Wide squares, std::size_t n, const Band& band, double tol_ns,
+                                 double confidence) {
+  if (n < 2) return std::nullopt;
+  const auto count = static_cast<double>(n);
+  const double mean = static_cast<double>(sum) / count;
+  const double margin = 1e-15 * count * static_cast<double>(sum) + 1e-9;
+  const double off = std::abs(mean - band.iteration.mean);
+  if (off < tol_ns - margin) return true;
+  if (off < tol_ns + margin) return std::nullopt;
+  const auto wide_n = static_cast<BandTest::Wide>(n);
+  const double variance =
+      static_cast<double>(wide_n * squares - static_cast<BandTest::Wide>(sum) * sum) / (count * (count - 1));
+  const double sd = std::sqrt(std::max(0.0, variance));
+  if (sd < 1e-3) return std::nullopt;  // a constant stretch: the running sd's rounding is not relative
+  std::optional<bool> answer;
+  for (const double moved : {-margin, margin})
+    for (const double scaled : {1 - 1e-6, 1 + 1e-6}) {
+      const bool holds = !means_differ({static_cast<std::int64_t>(n), mean + moved, sd * scaled}, band.iteration, confidence);
+      if (answer && *answer != holds) return std::nullopt;
+      answer = holds;
+    }
+  return answer;
+}
+
+}  // namespace
+
+bool BandTest::holds(std::size_t from, std::size_t to, const Band& band, double tol_ns, double confidence) {
+  if (from >= to_ || from < from_ || to < to_) from_ = to_ = from, sum_ = 0, squares_ = 0;
+  for (; to_ < to; ++to_) sum_ += d_[to_], squares_ += static_cast<Wide>(d_[to_]) * d_[to_];
+  for (; from_ < from; ++from_) sum_ -= d_[from_], squares_ -= static_cast<Wide>(d_[from_]) * d_[from_];
+  if (const std::optional<bool> clear = clear_answer(sum_, squares_, to - from, band, tol_ns, confidence)) return *clear;
   MomentAccumulator acc;
-  for (std::size_t i = from; i < to; ++i) acc.add(d[i]);
+  for (std::size_t i = from; i < to; ++i) acc.add(d_[i]);
   const Moments m = acc.moments();
   if (std::abs(m.mean - band.iteration.mean) < tol_ns) return true;
   return !means_differ(m, band.iteration, confidence);
 }
-
-}  // namespace
 
 SmDetection detect_on_sm(const SmRecords& sm, Nanos request_gpu_ns, const Band& initial,
                          const Band& target, const DetectionSettings& s) {
   SmDetection out;
   out.sm = sm.sm;
   const auto& d = sm.duration_ns;
+  BandTest band_test(d);
   // First iteration that starts at or after t_s.
   std::size_t first = 0;
   Nanos start = sm.first_start_ns;
@@ -69,7 +101,7 @@ SmDetection detect_on_sm(const SmRecords& sm, Nanos request_gpu_ns, const Band& 
 
   if (s.precheck_iterations > 0) {
     const auto pre = static_cast<std::size_t>(std::min<std::int64_t>(s.precheck_iterations, static_cast<std::int64_t>(first)));
-    if (pre < 2 || !mean_matches(d, first - pre, first, initial, s.initial_tol_ns, s.confidence)) {
+    if (pre < 2 || !band_test.holds(first - pre, first, initial, s.initial_tol_ns, s.confidence)) {
       out.outcome = SmOutcome::initial_not_held;
       return out;
     }
@@ -88,7 +120,7 @@ SmDetection detect_on_sm(const SmRecords& sm, Nanos request_gpu_ns, const Band& 
         return out;
       }
       const std::size_t to = i + 1 + std::min<std::size_t>(avail, static_cast<std::size_t>(s.confirmation_iterations));
-      if (mean_matches(d, i + 1, to, target, s.target_tol_ns, s.confidence)) {
+      if (band_test.holds(i + 1, to, target, s.target_tol_ns, s.confidence)) {
         out.outcome = SmOutcome::accepted;
         out.arrival_ns = end;
         arrival = i;

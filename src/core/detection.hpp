@@ -48,6 +48,27 @@ struct SmDetection {
   Nanos departure_ns = 0;  // t_d, GPU time
 };
 
+// The paper detector's test whether durations[from, to) hold `band`: their
+// mean within `tol_ns` of the band's, or not told apart from it at
+// `confidence` (Welch). The candidates of one SM test stretches that slide
+// forward, so exact integer sums are kept as they slide, and where they
+// decide clearly (by far more than any rounding) a test costs O(1); else the
+// running mean and variance over the stretch decide, as they always did.
+// The running moments over each failing candidate's confirmation stretch
+// were most of the host time on close pairs (docs/methodology.md).
+class BandTest {
+ public:
+  __extension__ using Wide = __int128;
+  explicit BandTest(const std::vector<std::uint32_t>& durations) : d_(durations) {}
+  bool holds(std::size_t from, std::size_t to, const Band& band, double tol_ns, double confidence);
+
+ private:
+  const std::vector<std::uint32_t>& d_;
+  std::size_t from_ = 0, to_ = 0;  // the stretch the sums are over
+  std::int64_t sum_ = 0;
+  Wide squares_ = 0;
+};
+
 SmDetection detect_on_sm(const SmRecords& sm, Nanos request_gpu_ns, const Band& initial,
                          const Band& target, const DetectionSettings& settings);
 

@@ -2,6 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "core/statistics.hpp"
+
 namespace latest {
 namespace {
 
@@ -156,6 +162,69 @@ TEST(Detection, NothingAcceptedNamesTheCommonestReason) {
   t.add(2368, 1000);
   w.sms.push_back(t.rec);
   EXPECT_EQ(detect_switch(w, request, init, target, settings()).outcome, MeasurementOutcome::not_captured);
+}
+
+// The paper's test as it was: the running mean and variance of the stretch.
+bool holds_by_running_moments(const std::vector<std::uint32_t>& d, std::size_t from, std::size_t to, const Band& band,
+                              double tol_ns, double confidence) {
+  MomentAccumulator acc;
+  for (std::size_t i = from; i < to; ++i) acc.add(d[i]);
+  const Moments m = acc.moments();
+  return std::abs(m.mean - band.iteration.mean) < tol_ns || !means_differ(m, band.iteration, confidence);
+}
+
+// BandTest answers from exact sums where that is clear, sliding them along:
+// it must give the running moments' answer always, most of all where the
+// stretch's mean sits at the tolerance or at Welch's edge, and however the
+// stretches move (forward, overlapping, back, apart). Durations as a timer
+// gives them (ticks of 32 ns about a mean, now and then an interrupt).
+TEST(Detection, BandTestGivesTheRunningMomentsAnswer) {
+  std::mt19937_64 rng(11);
+  int cases = 0, holds = 0, at_tolerance = 0, at_welch = 0;
+  for (int trace = 0; trace < 40; ++trace) {
+    std::vector<std::uint32_t> d(3000);
+    const std::uint32_t base = 2000 + static_cast<std::uint32_t>(rng() % 3000);
+    for (auto& x : d) x = base + 32 * static_cast<std::uint32_t>(rng() % 3) + (rng() % 500 == 0 ? 40'000 : 0);
+    BandTest test(d);
+    std::size_t from = 0;
+    for (int k = 0; k < 150; ++k) {
+      // Mostly forward by a little (the candidates), sometimes anywhere.
+      from = rng() % 8 ? std::min<std::size_t>(from + rng() % 5, 2000) : rng() % 2000;
+      const std::size_t to = from + 2 + rng() % (rng() % 2 ? 500 : 900);
+      MomentAccumulator acc;
+      for (std::size_t i = from; i < to; ++i) acc.add(d[i]);
+      const Moments m = acc.moments();
+      const double tol = 1 + static_cast<double>(rng() % 20);
+      // A band whose mean lies at the tolerance from the stretch's (a few
+      // ulp either side), or at Welch's edge, or anywhere near.
+      double band_mean = m.mean + (rng() % 2 ? tol : -tol);
+      const int kind = static_cast<int>(rng() % 3);
+      if (kind == 0) {
+        for (int u = static_cast<int>(rng() % 7) - 3; u != 0; u += u > 0 ? -1 : 1)
+          band_mean = std::nextafter(band_mean, u > 0 ? 1e300 : -1e300);
+        ++at_tolerance;
+      }
+      Band b = band(band_mean, 5 + static_cast<double>(rng() % 40));
+      b.iteration.n = 2 + static_cast<std::int64_t>(rng() % 100000);
+      if (kind == 1) {
+        // Where the interval's half-width equals the distance of the means.
+        const Interval ci = difference_interval(m, b.iteration, 0.95);
+        b.iteration.mean = m.mean + (ci.high - ci.low) / 2 * (1 + 1e-12 * static_cast<double>(rng() % 5) - 2e-12);
+        ++at_welch;
+      } else if (kind == 2) {
+        b.iteration.mean = m.mean + (static_cast<double>(rng() % 2001) - 1000) / 10;
+      }
+      const bool expected = holds_by_running_moments(d, from, to, b, tol, 0.95);
+      ASSERT_EQ(test.holds(from, to, b, tol, 0.95), expected) << "trace " << trace << " [" << from << ", " << to << ")";
+      holds += expected;
+      ++cases;
+    }
+  }
+  EXPECT_EQ(cases, 6000);
+  EXPECT_GT(holds, 1000);
+  EXPECT_LT(holds, 5000);
+  EXPECT_GT(at_tolerance, 1000);
+  EXPECT_GT(at_welch, 1000);
 }
 
 }  // namespace
