@@ -74,7 +74,7 @@ bool means_differ(const Moments& a, const Moments& b, double confidence) {
   const double diff = std::abs(a.mean - b.mean);
   thread_local double cached_alpha = std::numeric_limits<double>::quiet_NaN(), normal = 0;
   thread_local std::map<long, double> t_at_whole_dof;
-  if (alpha != cached_alpha) {
+  if (alpha != cached_alpha || t_at_whole_dof.size() > 4096) {  // bounded: degrees of freedom are continuous
     cached_alpha = alpha;
     normal = normal_critical(alpha);
     t_at_whole_dof.clear();
