@@ -51,12 +51,13 @@ LATEST_AVX2_CLONE void block_pass(const std::uint32_t* d, std::int64_t n, std::i
   }
 }
 
-// Σ d_k, Σ k·d_k and Σ S_k·d_k (S_k = k(k+1)/2) over k = 0…n−1, n ≤ 64,
+// Σ d_k, Σ k·d_k and Σ S_k·d_k (S_k = k(k+1)/2) over k = 0…n−1, n ≤ kMomentChunk,
 // exact: the line fits' sums over every boundary (fit_line). Widening
 // 32 × 32-bit products, which AVX2 takes four at a time.
 struct DurationMoments {
   std::uint64_t m0 = 0, m1 = 0, m2 = 0;
 };
+constexpr std::int64_t kMomentChunk = 64;  // S_63 · 64 · 2^32 < 2^64: m2 stays exact
 LATEST_AVX2_CLONE DurationMoments chunk_moments(const std::uint32_t* d, std::uint32_t n) {
   DurationMoments m;
   for (std::uint32_t k = 0; k < n; ++k) {
@@ -153,8 +154,9 @@ class Boundaries {
       d1 += o * c0 + c1;
       d2 += o * (o + 1) / 2 * c0 + o * c1 + c2;
     };
-    for (std::int64_t o = 0; o < m; o += 64) {
-      const DurationMoments c = chunk_moments(d_.data() + from + o, static_cast<std::uint32_t>(std::min<std::int64_t>(64, m - o)));
+    for (std::int64_t o = 0; o < m; o += kMomentChunk) {
+      const DurationMoments c =
+          chunk_moments(d_.data() + from + o, static_cast<std::uint32_t>(std::min(kMomentChunk, m - o)));
       add(o, c.m0, c.m1, c.m2);
     }
     // Interrupted iterations taken out (shorten): their fixed length, not the record's.
@@ -181,11 +183,10 @@ struct Line {
   std::int64_t i0 = 0;
   Nanos t0 = 0;
   double a = 0, b = 0;
-  std::int64_t points = 0;
-  double mean_x = 0, sxx = 1;
-  // 1 + 1/points and 1/sxx, for spread(): it runs on every record a fine
-  // scan reads, and its divisions were that loop's longest chain.
-  double spread0 = 1, per_sxx = 1;
+  // For spread(), which runs on every record a fine scan reads: the mean x
+  // of the line's points, 1 + 1/points and 1/Σ(x − mean x)², kept rather
+  // than divided by there (the divisions were that loop's longest chain).
+  double mean_x = 0, spread0 = 1, per_sxx = 1;
   double residual(std::int64_t i, Nanos t) const {
     return static_cast<double>(t - t0) - (a + b * static_cast<double>(i - i0));
   }
@@ -233,11 +234,9 @@ Line fit_line(const Boundaries& e, std::int64_t from, std::int64_t to, bool bloc
   const double den = n * sxx - sx * sx;
   l.b = den > 0 ? (n * sxy - sx * sy) / den : 0;
   l.a = (sy - l.b * sx) / n;
-  l.points = static_cast<std::int64_t>(n);
   l.mean_x = sx / n;
-  l.sxx = std::max(1.0, sxx - sx * sx / n);
   l.spread0 = 1 + 1 / n;
-  l.per_sxx = 1 / l.sxx;
+  l.per_sxx = 1 / std::max(1.0, sxx - sx * sx / n);
   return l;
 }
 

@@ -11,7 +11,7 @@ set(LATEST_CORE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/route_measurement.cpp
   ${CMAKE_CURRENT_LIST_DIR}/accuracy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/selftest.cpp)
-# The pooled detector never reads errno: without it each of its square roots
+# The pooled detector never reads errno: with errno each of its square roots
 # is a compare and a branch to libm more, in the loop over every record a
-# fine scan reads (a sixth less host time a window without; docs/benchmarks.md).
+# fine scan reads (about a sixth of its host time; docs/benchmarks.md).
 set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/pooled_detection.cpp PROPERTIES COMPILE_OPTIONS -fno-math-errno)

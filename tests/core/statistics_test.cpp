@@ -40,7 +40,7 @@ TEST(Statistics, DifferenceIntervalUsesWelchStudentT) {
 TEST(Statistics, MeansDifferIsTheIntervalsAnswerAtItsEdge) {
   std::mt19937_64 rng(5);
   std::uniform_real_distribution<double> unit(0, 1);
-  int edges = 0, differ = 0, cases = 0;
+  int differ = 0, cases = 0;
   for (const double confidence : {0.95, 0.99, 0.999})
     for (int k = 0; k < 1000; ++k) {
       Moments a{static_cast<std::int64_t>(2 + rng() % 3000), 2400, 0.5 + 40 * unit(rng)};
@@ -60,7 +60,6 @@ TEST(Statistics, MeansDifferIsTheIntervalsAnswerAtItsEdge) {
             ASSERT_EQ(means_differ(a, b, confidence), expected)
                 << "n " << a.n << "/" << b.n << " sd " << a.sd << "/" << b.sd << " diff " << a.mean - b.mean;
             differ += expected;
-            edges += scale == 1.0;
             ++cases;
           }
         }
@@ -69,7 +68,6 @@ TEST(Statistics, MeansDifferIsTheIntervalsAnswerAtItsEdge) {
   EXPECT_EQ(cases, 3 * 1000 * 5 * 7 * 2);
   EXPECT_GT(differ, cases / 3);
   EXPECT_LT(differ, 2 * cases / 3);
-  EXPECT_GT(edges, 0);
 }
 
 TEST(Statistics, LargeSamplesUseTheNormalLimit) {
