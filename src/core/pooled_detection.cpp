@@ -659,6 +659,7 @@ class PooledHinges {
       sums_[k + 1] = next;
     }
   }
+  std::size_t points() const { return points_.size(); }
   struct Fit {
     double arrival = 0;  // ns after the request
     double gain = 0;     // squared residual saved against T = origin, in boundary noises²
@@ -932,30 +933,57 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
   // Where the SMs' estimate is later it stands: a pooled hinge dates the
   // mean of GPCs that follow the clock a few µs apart, the latest SM the
   // last of them. "Clearly": by 8 boundary noises² per SM where the SMs
-  // are precise. A real change moves every SM; on the H200 the iterations
-  // after an emulated switch drift slightly, and a bar of z² for all SMs
-  // together let that pull the curved hinge 16 iterations late (up to 2.3
-  // per SM there, round 9 of docs/hardware/h200.md). The last level of a
-  // linear ramp at 4096 FMAs gives 9 to 30 per SM on the simulator. Where
-  // the SMs are imprecise the last step is small on every SM by definition,
-  // and z² for all of them together is the bar.
+  // are precise, unless the records' own wander is lower (below). A real
+  // change moves every SM; on the H200 the iterations after an emulated
+  // switch drift slightly, and a bar of z² for all SMs together let that
+  // pull the curved hinge 16 iterations late (up to 2.3 per SM there, round
+  // 9 of docs/hardware/h200.md). The last level of a linear ramp at 4096
+  // FMAs gives 9 to 30 per SM on the simulator; two clock steps apart at
+  // 2048 FMAs 0.6 to 13 (rtx6000, 930 <-> 960 MHz). Where the SMs are
+  // imprecise the last step is small on every SM by definition, and z² for
+  // all of them together is the bar.
   constexpr int kRounds = 8;
   constexpr double kShort = 1.5, kLong = 8, kAhead = 4;
   constexpr double kClearPerSm = 8;
-  const double clear = imprecise ? s.z * s.z : kClearPerSm * static_cast<double>(changed.size());
+  double clear = imprecise ? s.z * s.z : kClearPerSm * static_cast<double>(changed.size());
+  // The wander: the largest gain the same curved hinge finds where the
+  // records hold no change, at eight places 16 to 352 iterations after the
+  // first arrival. Where that is low, four times it (at least z²) is the
+  // bar. Asked for only where a hinge's gain lies between z² and the bar.
+  // On the 93 dumped H200 windows of rounds 12 and 13 the wander's gains
+  // are 15 to 4,600, and every answer stays as it was; on the simulator's
+  // linear ramps the earliest error goes from −3.49 to −1.64 target
+  // iterations (EveryRampShape).
+  constexpr int kWanderPlaces = 8;
+  constexpr double kWanderFactor = 4;
+  const double first_arrival = arrival;
+  bool bar_from_wander = imprecise;
+  const auto bar_for = [&](double gain) {
+    if (gain <= s.z * s.z || gain > clear || bar_from_wander) return clear;
+    bar_from_wander = true;
+    double wander = -1;
+    for (int j = 0; j < kWanderPlaces; ++j) {
+      const PooledHinges quiet(changed, request_gpu_ns, first_arrival + (16 + 48 * j) * slope, slope, kLong, kAhead,
+                               sigma, 2 * s.min_confirmation_iterations);
+      if (quiet.points() < 3 * changed.size()) continue;  // the records end before it
+      wander = std::max(wander, quiet.hinge(kShort, kAhead - 1, true).gain);
+    }
+    if (wander >= 0) clear = std::min(clear, std::max(s.z * s.z, kWanderFactor * wander));
+    return clear;
+  };
   // The latest arrival a curved hinge proposed where its gain stayed under
   // the bar: the records favour that later time, not clearly.
-  // On a linear ramp two steps apart its last level lags by less than a
-  // boundary's noise, the arrival is dated up to 3.5 iterations early, and
-  // without this term the stated uncertainty was a tenth of the error
-  // (EveryRampShape: 44 of 276 beyond three times it, now none).
+  // On a linear ramp two steps apart the last level lags by less than a
+  // boundary's noise; before the wander's bar such arrivals were dated up to
+  // 3.5 iterations early with a tenth of that as their uncertainty
+  // (EveryRampShape: 44 of 276 beyond three times it; with this term none).
   double proposed = 0;
   for (int round = 0; round < kRounds; ++round) {
     const PooledHinges hinges(changed, request_gpu_ns, arrival, slope, kLong, kAhead, sigma,
                               2 * s.min_confirmation_iterations);
     double next = arrival;
     const PooledHinges::Fit curved = hinges.hinge(kShort, kAhead - 1, true);
-    if (curved.gain > clear) next = std::max(next, curved.arrival);
+    if (curved.gain > bar_for(curved.gain)) next = std::max(next, curved.arrival);
     else proposed = std::max(proposed, curved.arrival);
     if (imprecise && (!stalled || unplaced)) next = std::max(next, hinges.hinge(kLong, kAhead, false).arrival);
     const bool moved = next > arrival + slope / 8;

@@ -551,7 +551,7 @@ TEST_P(EveryRampShape, MeetsItsBounds) {
       {sim::RampShape::four_steps, {true}},
       {sim::RampShape::steps, {true}},
       {sim::RampShape::stall, {false, 1.5, 1.5, 1.5}},
-      {sim::RampShape::linear, {false, 2, 4, 4}},
+      {sim::RampShape::linear, {false, 1.5, 2, 1.5}},
       {sim::RampShape::overshoot, {true}},
       {sim::RampShape::slow_approach, {false, 1.5, 2, 1.5}},
   };
