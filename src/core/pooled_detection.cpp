@@ -945,21 +945,24 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
   constexpr int kRounds = 8;
   constexpr double kShort = 1.5, kLong = 8, kAhead = 4;
   constexpr double kClearPerSm = 8;
-  double clear = imprecise ? s.z * s.z : kClearPerSm * static_cast<double>(changed.size());
+  const double cap = kClearPerSm * static_cast<double>(changed.size());
+  double clear = imprecise ? s.z * s.z : cap;
   // The wander: the largest gain the same curved hinge finds where the
   // records hold no change, at eight places 16 to 352 iterations after the
-  // first arrival. Where that is low, four times it (at least z²) is the
-  // bar. Asked for only where a hinge's gain lies between z² and the bar.
-  // On the 93 dumped H200 windows of rounds 12 and 13 the wander's gains
-  // are 15 to 4,600, and every answer stays as it was; on the simulator's
-  // linear ramps the earliest error goes from −3.49 to −1.64 target
-  // iterations (EveryRampShape).
+  // first arrival. Four times it, kept between z² and the bar above, is the
+  // bar, for imprecise SMs too: there a wander they cannot tell from a last
+  // small step let z² march the arrival two iterations a round (12 ns of
+  // simulated wander: 142.7 us late). Asked for only where a hinge's gain
+  // lies between z² and 8 per SM. On the 93 dumped H200 windows of rounds
+  // 12 and 13 the wander's gains are 15 to 4,600, and every answer stays as
+  // it was; on the simulator's linear ramps the earliest error goes from
+  // −3.49 to −1.64 target iterations (EveryRampShape).
   constexpr int kWanderPlaces = 8;
   constexpr double kWanderFactor = 4;
   const double first_arrival = arrival;
-  bool bar_from_wander = imprecise;
+  bool bar_from_wander = false;
   const auto bar_for = [&](double gain) {
-    if (gain <= s.z * s.z || gain > clear || bar_from_wander) return clear;
+    if (gain <= s.z * s.z || gain > cap || bar_from_wander) return clear;
     bar_from_wander = true;
     double wander = -1;
     for (int j = 0; j < kWanderPlaces; ++j) {
@@ -968,7 +971,7 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
       if (quiet.points() < 3 * changed.size()) continue;  // the records end before it
       wander = std::max(wander, quiet.hinge(kShort, kAhead - 1, true).gain);
     }
-    if (wander >= 0) clear = std::min(clear, std::max(s.z * s.z, kWanderFactor * wander));
+    if (wander >= 0) clear = std::clamp(kWanderFactor * wander, s.z * s.z, cap);
     return clear;
   };
   // The latest arrival a curved hinge proposed where its gain stayed under
