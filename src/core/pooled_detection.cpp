@@ -932,8 +932,8 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
   //   not after a stall they placed: it does not model the stall's jump.
   // Where the SMs' estimate is later it stands: a pooled hinge dates the
   // mean of GPCs that follow the clock a few µs apart, the latest SM the
-  // last of them. "Clearly": by 8 boundary noises² per SM where the SMs
-  // are precise, unless the records' own wander is lower (below). A real
+  // last of them. "Clearly": by at most 8 boundary noises² per SM and at
+  // least z², as the records' own wander says (below). A real
   // change moves every SM; on the H200 the iterations after an emulated
   // switch drift slightly, and a bar of z² for all SMs together let that
   // pull the curved hinge 16 iterations late (up to 2.3 per SM there, round
@@ -941,7 +941,7 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
   // FMAs gives 9 to 30 per SM on the simulator; two clock steps apart at
   // 2048 FMAs 0.6 to 13 (rtx6000, 930 <-> 960 MHz). Where the SMs are
   // imprecise the last step is small on every SM by definition, and z² for
-  // all of them together is the bar.
+  // all of them together is the bar until the wander is asked for.
   constexpr int kRounds = 8;
   constexpr double kShort = 1.5, kLong = 8, kAhead = 4;
   constexpr double kClearPerSm = 8;
