@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Host time of the pooled and paper detectors per default window, alternated
+# in one process (detector_host_time.cpp). Run from the repository root:
+#   bash docs/benchmarks/detector-host-time/run.sh [BASE]
+# BASE (default HEAD~): the commit whose pooled detector is timed beside the
+# tree's, built as it was (with -fno-math-errno only where that commit's
+# build had it). BUILD (default build): a build tree of the product; made
+# here (Release, no tests) when it does not exist. Prints three runs; touches
+# no GPU.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+base=${1:-HEAD~}
+build=${BUILD:-build}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+if [[ ! -f "$build/CMakeCache.txt" ]]; then
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DLATEST_BUILD_BENCHMARKS=OFF -DLATEST_BUILD_TESTS=OFF >/dev/null
+fi
+cmake --build "$build" -j"$(nproc)" --target latest_core latest_sim >/dev/null
+flags=(-std=c++20 -O3 -DNDEBUG)
+base_flags=()
+git show "$base:src/core/sources.cmake" | grep -q fno-math-errno && base_flags=(-fno-math-errno)
+git show "$base:src/core/pooled_detection.cpp" |
+  sed 's/^Measurement detect_switch_pooled(/Measurement detect_switch_pooled_base(/' >"$tmp/base.cpp"
+g++ "${flags[@]}" "${base_flags[@]}" -Isrc -c "$tmp/base.cpp" -o "$tmp/base.o"
+# The paper's detector of the issue's day, in its own namespace.
+mkdir "$tmp/then" && git archive 9088a1a^ src | tar -x -C "$tmp/then"
+for f in "$here/paper_then.cpp" "$tmp/then/src/core/detection.cpp" "$tmp/then/src/core/statistics.cpp"; do
+  g++ "${flags[@]}" -Dlatest=latest_then -I"$tmp/then/src" -c "$f" -o "$tmp/then_$(basename "$f" .cpp).o"
+done
+g++ "${flags[@]}" -Isrc -Ibench "$here/detector_host_time.cpp" "$tmp/base.o" "$tmp"/then_*.o \
+  "$build/liblatest_sim.a" "$build/liblatest_core.a" -lfmt -lpthread -o "$tmp/detector_host_time"
+date -u
+lscpu | grep -E "Model name|^CPU\(s\)|L3" || true
+git log -1 --format='HEAD %h %s' | cut -c1-100
+git diff --quiet HEAD -- src || echo "(the tree's src differs from HEAD)"
+git log -1 --format='base %h %s' "$base" | cut -c1-100
+for i in 1 2 3; do "$tmp/detector_host_time" 150; done
