@@ -390,12 +390,26 @@ void Engine::lengthen_capture(PairProgress& p, bool records_full) {
   ++p.result.capture_retries;
 }
 
+void Engine::coarsen_iteration(PairProgress& p) {
+  // Where every SM's last ramp level lies within a boundary's noise of the
+  // target, no SM can place the change and every window is refused (h200
+  // 1980 <-> 1950 at 1024 FMAs with linear ramps, overshoots or slow
+  // approaches: the pairs were skipped). Four times the iteration makes
+  // each iteration's lag four times larger against the same timer noise;
+  // the pair's own calibrations follow (docs/methodology.md, "Separability").
+  constexpr std::int64_t kCoarsest = 65536;
+  if (settings_.plan.iteration_fmas || p.usual_fmas >= kCoarsest) return;
+  p.fmas = p.usual_fmas = std::min(4 * p.usual_fmas, kCoarsest);
+  ++p.result.iteration_coarsenings;
+}
+
 void Engine::reject(PairProgress& p, const Attempt& a) {
   ++p.result.failed[to_string(a.measurement.outcome)];
   skip_if_power_capped(clocks_.telemetry(), p.result.pair);
   if (a.measurement.outcome == MeasurementOutcome::not_captured) lengthen_capture(p, a.records_full);
   if (++p.failed_attempts < settings_.max_attempts) return;
   p.failed_attempts = 0;
+  if (a.measurement.outcome == MeasurementOutcome::not_confirmed) coarsen_iteration(p);
   if (++p.failed_measurements >= settings_.max_failed_measurements)
     throw SkipPair{{.code = SkipReason::Code::measurements_failed, .count = p.failed_measurements,
                     .tries = settings_.max_attempts}};

@@ -146,6 +146,7 @@ struct PairResult {
   int measurements_at_stop = 0;
   int stop_count() const { return measurements_at_stop > 0 ? measurements_at_stop : static_cast<int>(rows.size()); }
   int capture_retries = 0;    // measurements retried with a longer capture
+  int iteration_coarsenings = 0;  // times the pair moved to a coarser iteration (not confirmed on every try)
   double gpu_seconds = 0;     // the pair's share of the run's
   double host_cpu_seconds = 0;  // CPU time of detection on the host
   std::int64_t bytes = 0;
@@ -311,6 +312,10 @@ class Engine {
   // A failure that a longer capture (or, where the records budget ran out
   // first, a coarser iteration) may fix: raises the pair's, or skips it.
   void lengthen_capture(PairProgress& p, bool records_full);
+  // A measurement refused on every try as not confirmed: the rest of the
+  // pair runs at four times the iteration, up to 65536 FMAs (unless the
+  // user fixed the iteration).
+  void coarsen_iteration(PairProgress& p);
   void skip(PairProgress& p, const SkipReason& reason);
   PairResult measure_pair(ClockPair pair, std::size_t number, std::size_t count);
   // The chained schedule (chained_schedule.cpp): a group's pairs in one

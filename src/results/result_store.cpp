@@ -274,6 +274,7 @@ void ResultStore::pair_finished(const PairResult& r, const RunState& state) {
   j["transits"] = r.transits;
   j["measurements_at_stop"] = r.stop_count();
   j["capture_retries"] = r.capture_retries;
+  j["iteration_coarsenings"] = r.iteration_coarsenings;
   j["iteration_fmas"] = r.iteration_fmas;
   j["capture_ms"] = r.capture_ms;
   j["wakeup_ms"] = r.wakeup_ms;
