@@ -396,7 +396,8 @@ void Engine::coarsen_iteration(PairProgress& p) {
   // 1980 <-> 1950 at 1024 FMAs with linear ramps, overshoots or slow
   // approaches: the pairs were skipped). Four times the iteration makes
   // each iteration's lag four times larger against the same timer noise;
-  // the pair's own calibrations follow (docs/methodology.md, "Separability").
+  // the pair's own calibrations follow (docs/methodology.md, "Pair validity
+  // and separability").
   constexpr std::int64_t kCoarsest = 65536;
   if (settings_.plan.iteration_fmas || p.usual_fmas >= kCoarsest) return;
   p.fmas = p.usual_fmas = std::min(4 * p.usual_fmas, kCoarsest);
