@@ -1,6 +1,7 @@
 #include "core/pooled_detection.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -84,14 +85,16 @@ class Boundaries {
   // Iterations more than `long_ratio` times both neighbours are listed: an
   // interrupt on one SM, or a stall of the whole GPU. A clock change never
   // makes one iteration stand out from both of its neighbours.
-  Boundaries(const SmRecords& sm, double long_ratio) : d_(sm.duration_ns) {
+  // `blocks` and `uneven`: storage the caller keeps from window to window.
+  Boundaries(const SmRecords& sm, double long_ratio, std::vector<Nanos>& blocks, std::vector<std::uint8_t>& uneven)
+      : d_(sm.duration_ns), blocks_(blocks) {
     const auto n = static_cast<std::int64_t>(d_.size());
     const std::int64_t count = (n + kBlock - 1) / kBlock;
     // In whole numbers (the ratio in tenths). A block is searched for long
     // iterations only where its longest is that much above its shortest.
     const auto tenths = static_cast<std::uint64_t>(std::lround(long_ratio * 10));
     blocks_.assign(static_cast<std::size_t>(count + 1), 0);
-    std::vector<std::uint8_t> uneven(static_cast<std::size_t>(count));
+    uneven.resize(static_cast<std::size_t>(count));
     block_pass(d_.data(), n, tenths, blocks_.data() + 1, uneven.data());
     blocks_[0] = sm.first_start_ns;
     for (std::int64_t b = 0; b < count; ++b) {
@@ -179,7 +182,7 @@ class Boundaries {
   const std::vector<std::uint32_t>& d_;
   std::int64_t limit_ = static_cast<std::int64_t>(d_.size());
   std::uint32_t long_ns_ = std::numeric_limits<std::uint32_t>::max();  // shorter ones are never fixed
-  std::vector<Nanos> blocks_;  // boundary k·kBlock, and the last one
+  std::vector<Nanos>& blocks_;  // boundary k·kBlock, and the last one
   std::vector<std::int64_t> long_;
   std::map<std::int64_t, std::uint32_t> fixed_;
 };
@@ -282,21 +285,28 @@ struct SmState {
   // The fit with a stall (best_change_with_stall) and the line it is on.
   Line local;
   double step = 0, stall_u = 0, x_lo = 0, x_hi = 0;
-  SmState(const SmRecords& r, double long_ratio) : sm(r.sm), e(r, long_ratio) {}
+  SmState(const SmRecords& r, double long_ratio, std::vector<Nanos>& blocks, std::vector<std::uint8_t>& uneven)
+      : sm(r.sm), e(r, long_ratio, blocks, uneven) {}
   // The line of boundaries [from, to]. The scans and hinges refit the same
-  // stretches round after round, so the last few fits are kept; only once
-  // the boundaries are final (interrupts out, the end set).
+  // stretches round after round, so the last few fits are kept, the oldest
+  // replaced first; only once the boundaries are final (interrupts out, the
+  // end set).
   Line fit(std::int64_t from, std::int64_t to) const {
-    for (const auto& [range, line] : fits_)
-      if (range.first == from && range.second == to) return line;
-    if (fits_.size() == kFits) fits_.erase(fits_.begin());
-    fits_.push_back({{from, to}, fit_line(e, from, to)});
-    return fits_.back().second;
+    for (std::size_t k = 0; k < std::min(fitted_, kFits); ++k)
+      if (fits_[k].from == from && fits_[k].to == to) return fits_[k].line;
+    Fit& f = fits_[fitted_++ % kFits];
+    f = {from, to, fit_line(e, from, to)};
+    return f.line;
   }
 
  private:
   static constexpr std::size_t kFits = 16;
-  mutable std::vector<std::pair<std::pair<std::int64_t, std::int64_t>, Line>> fits_;
+  struct Fit {
+    std::int64_t from = 0, to = 0;
+    Line line;
+  };
+  mutable std::array<Fit, kFits> fits_;  // in place: no allocation per SM and window
+  mutable std::size_t fitted_ = 0;
 };
 
 double median(std::vector<double> xs) {
@@ -655,14 +665,37 @@ bool place_after_stall(const std::vector<SmState*>& changed, double sigma, Nanos
 // the points of a stretch; prefix sums of the points' powers make each
 // candidate T cost the same, however many points.
 class PooledHinges {
+  struct Point {
+    double u, r;  // iterations from the origin; residual, ns
+  };
+  struct Sums {
+    double u[5] = {}, ur[3] = {}, rr = 0;
+    Sums operator-(const Sums& o) const {
+      Sums d;
+      for (int j = 0; j < 5; ++j) d.u[j] = u[j] - o.u[j];
+      for (int j = 0; j < 3; ++j) d.ur[j] = ur[j] - o.ur[j];
+      d.rr = rr - o.rr;
+      return d;
+    }
+  };
+
  public:
+  // The points and their prefix sums, kept by the caller for the next
+  // hinges: a window builds up to 16 of them, and their 100-odd kB freed and
+  // taken again each time went back to the kernel (page faults and brk were
+  // a tenth of the detector's host time).
+  struct Buffers {
+    std::vector<Point> points;
+    std::vector<Sums> sums;
+  };
   // Residuals against each SM's line over `line_iterations` from two
   // iterations after `origin` (a tentative arrival): near the change, so the
   // boundaries' slow common wander cannot build up, and after it, so no
   // level of the ramp tilts the line.
   PooledHinges(const std::vector<SmState*>& sms, Nanos request_gpu_ns, double origin, double slope, double before,
-               double after, double sigma, std::int64_t line_iterations)
-      : origin_(origin), slope_(slope), noise2_(sigma * sigma) {
+               double after, double sigma, std::int64_t line_iterations, Buffers& buffers)
+      : origin_(origin), slope_(slope), noise2_(sigma * sigma), points_(buffers.points), sums_(buffers.sums) {
+    points_.clear();
     for (const SmState* st : sms) {
       const std::int64_t from = st->e.first_at_or_after(request_gpu_ns + std::llround(origin + 2 * slope));
       if (from + line_iterations > st->e.last()) continue;
@@ -722,27 +755,21 @@ class PooledHinges {
   }
 
  private:
-  struct Point {
-    double u, r;  // iterations from the origin; residual, ns
-  };
-  struct Sums {
-    double u[5] = {}, ur[3] = {}, rr = 0;
-    Sums operator-(const Sums& o) const {
-      Sums d;
-      for (int j = 0; j < 5; ++j) d.u[j] = u[j] - o.u[j];
-      for (int j = 0; j < 3; ++j) d.ur[j] = ur[j] - o.ur[j];
-      d.rr = rr - o.rr;
-      return d;
-    }
-  };
   std::size_t index(double u) const {
     return static_cast<std::size_t>(
         std::lower_bound(points_.begin(), points_.end(), u, [](const Point& p, double v) { return p.u < v; }) -
         points_.begin());
   }
   double origin_, slope_, noise2_;
-  std::vector<Point> points_;
-  std::vector<Sums> sums_;  // sums_[k]: over the first k points
+  std::vector<Point>& points_;
+  std::vector<Sums>& sums_;  // sums_[k]: over the first k points
+};
+
+struct Scratch {
+  std::vector<std::vector<Nanos>> blocks;  // one SM's Boundaries each
+  std::vector<std::uint8_t> uneven;
+  std::vector<SmState> all, sms;
+  PooledHinges::Buffers hinges, wander;
 };
 
 Measurement failed(MeasurementOutcome outcome) {
@@ -756,9 +783,17 @@ Measurement failed(MeasurementOutcome outcome) {
 Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu_ns,
                                  const ClockCalibration& initial, const ClockCalibration& target,
                                  double initial_tol_ns, double target_tol_ns, const PooledSettings& s) {
-  std::vector<SmState> all;
+  // What a window needs in memory, kept by the thread for its next window:
+  // about 1 MB a default window (132 SMs), freed and taken again each time
+  // it went back to the kernel and returned in page faults, a tenth of the
+  // host time.
+  thread_local Scratch scratch;
+  scratch.blocks.resize(std::max(scratch.blocks.size(), records.sms.size()));
+  std::vector<SmState>& all = scratch.all;
+  all.clear();
   all.reserve(records.sms.size());
-  for (const auto& r : records.sms) all.emplace_back(r, s.long_iteration);
+  for (const auto& r : records.sms)
+    all.emplace_back(r, s.long_iteration, scratch.blocks[all.size()], scratch.uneven);
   remove_interrupts(all, s.global_share);
   // Only while every SM still runs: once the first has finished its window,
   // the others' iterations change pace (the H200: a late "change" in the
@@ -773,7 +808,8 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
     st.e.end_at(keep);
   }
 
-  std::vector<SmState> sms;
+  std::vector<SmState>& sms = scratch.sms;
+  sms.clear();
   sms.reserve(all.size());
   int short_windows = 0, no_precheck = 0;
   for (auto& st : all) {
@@ -971,6 +1007,9 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
   // 2048 FMAs 0.6 to 13 (rtx6000, 930 <-> 960 MHz). Where the SMs are
   // imprecise the last step is small on every SM by definition, and z² for
   // all of them together is the bar until the wander is asked for.
+  // Apart: the wander's hinges are built while a round's are still read.
+  PooledHinges::Buffers& hinge_buffers = scratch.hinges;
+  PooledHinges::Buffers& wander_buffers = scratch.wander;
   constexpr int kRounds = 8;
   constexpr double kShort = 1.5, kLong = 8, kAhead = 4;
   constexpr double kClearPerSm = 8;
@@ -996,7 +1035,7 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
     double wander = -1;
     for (int j = 0; j < kWanderPlaces; ++j) {
       const PooledHinges quiet(changed, request_gpu_ns, first_arrival + (16 + 48 * j) * slope, slope, kLong, kAhead,
-                               sigma, 2 * s.min_confirmation_iterations);
+                               sigma, 2 * s.min_confirmation_iterations, wander_buffers);
       if (quiet.points() < 3 * changed.size()) continue;  // the records end before it
       wander = std::max(wander, quiet.hinge(kShort, kAhead - 1, true).gain);
     }
@@ -1012,7 +1051,7 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
   double proposed = 0;
   for (int round = 0; round < kRounds; ++round) {
     const PooledHinges hinges(changed, request_gpu_ns, arrival, slope, kLong, kAhead, sigma,
-                              2 * s.min_confirmation_iterations);
+                              2 * s.min_confirmation_iterations, hinge_buffers);
     double next = arrival;
     const PooledHinges::Fit curved = hinges.hinge(kShort, kAhead - 1, true);
     if (curved.gain > bar_for(curved.gain)) next = std::max(next, curved.arrival);
