@@ -5,8 +5,10 @@
 # BASE (default HEAD~): the commit whose pooled detector is timed beside the
 # tree's, built as it was (with -fno-math-errno only where that commit's
 # build had it). BUILD (default build): a build tree of the product; made
-# here (Release, no tests) when it does not exist. Prints three runs; touches
-# no GPU.
+# here (Release, no tests) when it does not exist. SOURCES (optional): a
+# folder holding base.cpp (BASE's src/core/pooled_detection.cpp) and then/
+# (9088a1a^'s src), for a checkout without that history (the lent machine's
+# copy of the tree). Prints three runs; touches no GPU.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 base=${1:-HEAD~}
@@ -19,12 +21,21 @@ fi
 cmake --build "$build" -j"$(nproc)" --target latest_core latest_sim >/dev/null
 flags=(-std=c++20 -O3 -DNDEBUG)
 base_flags=()
-git show "$base:src/core/sources.cmake" | grep -q fno-math-errno && base_flags=(-fno-math-errno)
-git show "$base:src/core/pooled_detection.cpp" |
-  sed 's/^Measurement detect_switch_pooled(/Measurement detect_switch_pooled_base(/' >"$tmp/base.cpp"
+if [[ -n "${SOURCES:-}" ]]; then
+  base_flags=(-fno-math-errno)
+  sed 's/^Measurement detect_switch_pooled(/Measurement detect_switch_pooled_base(/' "$SOURCES/base.cpp" >"$tmp/base.cpp"
+else
+  git show "$base:src/core/sources.cmake" | grep -q fno-math-errno && base_flags=(-fno-math-errno)
+  git show "$base:src/core/pooled_detection.cpp" |
+    sed 's/^Measurement detect_switch_pooled(/Measurement detect_switch_pooled_base(/' >"$tmp/base.cpp"
+fi
 g++ "${flags[@]}" "${base_flags[@]}" -Isrc -c "$tmp/base.cpp" -o "$tmp/base.o"
 # The paper's detector of the issue's day, in its own namespace.
-mkdir "$tmp/then" && git archive 9088a1a^ src | tar -x -C "$tmp/then"
+if [[ -n "${SOURCES:-}" ]]; then
+  cp -r "$SOURCES/then" "$tmp/then"
+else
+  mkdir "$tmp/then" && git archive 9088a1a^ src | tar -x -C "$tmp/then"
+fi
 for f in "$here/paper_then.cpp" "$tmp/then/src/core/detection.cpp" "$tmp/then/src/core/statistics.cpp"; do
   g++ "${flags[@]}" -Dlatest=latest_then -I"$tmp/then/src" -c "$f" -o "$tmp/then_$(basename "$f" .cpp).o"
 done
@@ -32,7 +43,11 @@ g++ "${flags[@]}" -Isrc -Ibench "$here/detector_host_time.cpp" "$tmp/base.o" "$t
   "$build/liblatest_sim.a" "$build/liblatest_core.a" -lfmt -lpthread -o "$tmp/detector_host_time"
 date -u
 lscpu | grep -E "Model name|^CPU\(s\)|L3" || true
-git log -1 --format='HEAD %h %s' | cut -c1-100
-git diff --quiet HEAD -- src || echo "(the tree's src differs from HEAD)"
-git log -1 --format='base %h %s' "$base" | cut -c1-100
+if [[ -z "${SOURCES:-}" ]]; then
+  git log -1 --format='HEAD %h %s' | cut -c1-100
+  git diff --quiet HEAD -- src || echo "(the tree's src differs from HEAD)"
+  git log -1 --format='base %h %s' "$base" | cut -c1-100
+else
+  echo "base and then from $SOURCES"
+fi
 for i in 1 2 3; do "$tmp/detector_host_time" 150; done
