@@ -681,9 +681,8 @@ class PooledHinges {
 
  public:
   // The points and their prefix sums, kept by the caller for the next
-  // hinges: a window builds up to 16 of them, and their 100-odd kB freed and
-  // taken again each time went back to the kernel (page faults and brk were
-  // a tenth of the detector's host time).
+  // hinges: a window builds up to 16 of them, and their 100-odd kB, freed
+  // and taken again each time, went back to the kernel in between.
   struct Buffers {
     std::vector<Point> points;
     std::vector<Sums> sums;
@@ -783,10 +782,12 @@ Measurement failed(MeasurementOutcome outcome) {
 Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu_ns,
                                  const ClockCalibration& initial, const ClockCalibration& target,
                                  double initial_tol_ns, double target_tol_ns, const PooledSettings& s) {
-  // What a window needs in memory, kept by the thread for its next window:
-  // about 1 MB a default window (132 SMs), freed and taken again each time
-  // it went back to the kernel and returned in page faults, a tenth of the
-  // host time.
+  // What a window needs in memory (about 1.3 MB for a default window of 132
+  // SMs), kept by the thread for its next window: freed each time, glibc
+  // gave it back to the kernel and the next window paid the page faults
+  // again (8 % of the detector's samples, docs/benchmarks.md). The states
+  // left here refer to the last window's records; the next call clears
+  // them unread.
   thread_local Scratch scratch;
   scratch.blocks.resize(std::max(scratch.blocks.size(), records.sms.size()));
   std::vector<SmState>& all = scratch.all;
