@@ -111,11 +111,21 @@ class Boundaries {
   }
   const std::vector<std::int64_t>& long_iterations() const { return long_; }
   // Takes an interrupted iteration out: it lasts what the one before it did.
-  void shorten(std::int64_t i) {
+  // The timer kept real time through it, so one side of it moves by the
+  // excess: the later boundaries where the change came before it, the
+  // earlier ones where it came after (`keep_later`), so that the change
+  // keeps its own time. Moving the later ones always dated an SM
+  // interrupted before the request early by the excess (30.7 us for a 40 us
+  // interrupt on an H200 window).
+  void shorten(std::int64_t i, bool keep_later) {
     const std::uint32_t like = d_[static_cast<std::size_t>(i > 0 ? i - 1 : i + 1)];
     const Nanos delta = static_cast<Nanos>(d_[static_cast<std::size_t>(i)]) - like;
     fixed_[i] = like;
-    for (std::size_t b = static_cast<std::size_t>(i / kBlock) + 1; b < blocks_.size(); ++b) blocks_[b] -= delta;
+    const auto split = static_cast<std::size_t>(i / kBlock) + 1;  // blocks_[split] is the first after it
+    if (keep_later)
+      for (std::size_t b = 0; b < split; ++b) blocks_[b] += delta;
+    else
+      for (std::size_t b = split; b < blocks_.size(); ++b) blocks_[b] -= delta;
   }
   std::int64_t last() const { return limit_; }
   // Ends the records at boundary n.
@@ -251,9 +261,9 @@ Line fit_line(const Boundaries& e, std::int64_t from, std::int64_t to, bool bloc
 
 // The sd of boundaries [from, to] about the line fitted on them, in the
 // form the fits always used, Σy² − aΣy − bΣxy. The exact sum of squared
-// residuals differs from it in the fifth digit, and that alone moves the
+// residuals differs from it in the fifth digit, and that alone moved the
 // earliest slow-approach measurement from −1.87 to −2.27 target iterations
-// (EveryRampShape, bound −2): that bound is met by a margin this thin.
+// (EveryRampShape; docs/methodology.md): that row moves with any change.
 double residual_sd(const Boundaries& e, const Line& l, std::int64_t from, std::int64_t to) {
   double sy = 0, sxy = 0, syy = 0;
   Nanos t = e.at(from);
@@ -438,10 +448,11 @@ bool rate_changes(const std::vector<double>& differences, double relevant, doubl
   return excess > 0 && (se <= 0 || excess / se > z);
 }
 
-// Long iterations on one SM are interrupts: they move that SM's later
-// boundaries, not the clock, and are taken out. Long iterations on many SMs
-// at once (a stall while the clock relocks) are the clock's and stay.
-void remove_interrupts(std::vector<SmState>& sms, double global_share) {
+// Long iterations on one SM are interrupts: they move that SM's
+// boundaries on one side, not the clock, and are taken out (before the
+// request, the side before them). Long iterations on many SMs at once (a
+// stall while the clock relocks) are the clock's and stay.
+void remove_interrupts(std::vector<SmState>& sms, double global_share, Nanos request_gpu_ns) {
   struct Long {
     Nanos start;
     SmState* sm;
@@ -461,7 +472,7 @@ void remove_interrupts(std::vector<SmState>& sms, double global_share) {
     for (std::size_t b = a + 1; b < longs.size() && longs[b].start - longs[a].start <= span; ++b) ++near;
     if (static_cast<double>(near + 1) < needed) interrupts.push_back(&longs[a]);
   }
-  for (const Long* l : interrupts) l->sm->e.shorten(l->index);
+  for (const Long* l : interrupts) l->sm->e.shorten(l->index, l->start < request_gpu_ns);
 }
 
 // What a scan's fine scans found, for a later scan of the same records
@@ -795,7 +806,7 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
   all.reserve(records.sms.size());
   for (const auto& r : records.sms)
     all.emplace_back(r, s.long_iteration, scratch.blocks[all.size()], scratch.uneven);
-  remove_interrupts(all, s.global_share);
+  remove_interrupts(all, s.global_share, request_gpu_ns);
   // Only while every SM still runs: once the first has finished its window,
   // the others' iterations change pace (the H200: a late "change" in the
   // last block of many windows). One block of margin.
