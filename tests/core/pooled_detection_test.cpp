@@ -8,89 +8,24 @@
 #include <cstdlib>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
-#include "core/planner.hpp"
+#include "recorded_window.hpp"
 
 namespace latest {
 namespace {
 
-// One dumped window (tests/core/data/README.md says the layout).
-struct RecordedWindow {
-  std::string name;
-  Nanos request_gpu_ns = 0;
-  double true_ms = 0, in_effect_us = 0;
-  ClockCalibration initial, target;
-  WindowRecords records;
-};
-
-template <typename T>
-T read(std::ifstream& in) {
-  T value{};
-  in.read(reinterpret_cast<char*>(&value), sizeof value);
-  return value;
-}
-
-Band band(double mean) {
-  Band b;
-  b.iteration = {8192, mean, 24};  // the H200's per-SM sd at these lengths, about
-  return b;
+// One window through the pooled detector, as the engine calls it.
+Measurement replay(const RecordedWindow& w) {
+  return detect_switch_pooled(w.records, w.request_gpu_ns, w.initial, w.target, recorded_tolerance_ns(w.initial),
+                              recorded_tolerance_ns(w.target), PooledSettings{});
 }
 
 RecordedWindow load(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  double h[10];
-  in.read(reinterpret_cast<char*>(h), sizeof h);
-  RecordedWindow w;
-  w.name = path.filename().string();
-  w.request_gpu_ns = static_cast<Nanos>(h[0]);
-  w.true_ms = h[1];
-  w.in_effect_us = h[2];
-  w.initial.mhz = static_cast<Mhz>(h[6]);
-  w.target.mhz = static_cast<Mhz>(h[7]);
-  w.target.pooled = band(h[8]);
-  w.initial.pooled = band(h[9]);
-  const auto sms = read<std::int64_t>(in);
-  for (std::int64_t s = 0; s < sms; ++s) {
-    SmRecords r;
-    r.sm = static_cast<int>(read<std::int64_t>(in));
-    r.first_start_ns = read<std::int64_t>(in);
-    r.duration_ns.resize(static_cast<std::size_t>(read<std::int64_t>(in)));
-    in.read(reinterpret_cast<char*>(r.duration_ns.data()),
-            static_cast<std::streamsize>(r.duration_ns.size() * sizeof(std::uint32_t)));
-    const auto sm = static_cast<std::size_t>(r.sm);
-    if (w.initial.per_sm.size() <= sm) w.initial.per_sm.resize(sm + 1), w.target.per_sm.resize(sm + 1);
-    w.initial.per_sm[sm] = band(read<double>(in));
-    w.target.per_sm[sm] = band(read<double>(in));
-    w.records.sms.push_back(std::move(r));
-  }
-  EXPECT_TRUE(in.good()) << path;
+  RecordedWindow w = load_recorded_window(path);
+  EXPECT_TRUE(w.complete) << path;
   return w;
-}
-
-std::vector<Mhz> h200_clocks() {
-  std::vector<Mhz> clocks;
-  for (Mhz m = 345; m <= 1980; m += 15) clocks.push_back(m);
-  return clocks;
-}
-
-// One window through the pooled detector, as the engine calls it.
-Measurement replay(const RecordedWindow& w) {
-  static const std::vector<Mhz> clocks = h200_clocks();
-  return detect_switch_pooled(w.records, w.request_gpu_ns, w.initial, w.target,
-                              neighbour_tolerance_ns(w.initial.mhz, w.initial.pooled.iteration.mean, clocks),
-                              neighbour_tolerance_ns(w.target.mhz, w.target.pooled.iteration.mean, clocks),
-                              PooledSettings{});
-}
-
-std::vector<std::filesystem::path> files_in(const std::filesystem::path& dir) {
-  std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir))
-    if (entry.path().extension() == ".bin") files.push_back(entry.path());
-  std::sort(files.begin(), files.end());
-  return files;
 }
 
 // Measured within 2 µs of the emulated truth (the p99 on the H200,
@@ -118,7 +53,7 @@ bool measured_or_refused(const RecordedWindow& w, const Measurement& m) {
 // LATEST_REPLAY_WINDOWS=DIR build/unit_tests --gtest_filter='PooledDetection.*'
 TEST(PooledDetection, RealH200WindowsWithWanderingBoundaries) {
   const char* other = std::getenv("LATEST_REPLAY_WINDOWS");
-  const std::vector<std::filesystem::path> files = files_in(other ? other : LATEST_H200_WINDOWS);
+  const std::vector<std::filesystem::path> files = recorded_windows_in(other ? other : LATEST_H200_WINDOWS);
   if (!other) {
     ASSERT_EQ(files.size(), 8u) << LATEST_H200_WINDOWS;
   }
@@ -160,7 +95,7 @@ std::size_t index_at(const SmRecords& sm, Nanos t) {
 // are fitted), 40 µs long and 4.29 s long (the block's sum then passes 2^32
 // ns: the block pass's 32-bit sums must give way), on two SMs.
 TEST(PooledDetection, AnInterruptIsTakenOutExactly) {
-  const std::vector<std::filesystem::path> files = files_in(LATEST_H200_WINDOWS);
+  const std::vector<std::filesystem::path> files = recorded_windows_in(LATEST_H200_WINDOWS);
   ASSERT_FALSE(files.empty());
   const RecordedWindow w = load(files.front());
   ASSERT_EQ(replay(w).outcome, MeasurementOutcome::accepted) << w.name;

@@ -19,7 +19,8 @@ namespace latest {
 Measurement detect_switch_pooled_base(const WindowRecords&, Nanos, const ClockCalibration&, const ClockCalibration&,
                                       double, double, const PooledSettings&);
 }
-extern "C" double paper_then(const void* window, long request_gpu_ns, const void* initial, const void* target);
+extern "C" double paper_then(const void* window, long request_gpu_ns, const void* initial, const void* target,
+                             double initial_tol_ns, double target_tol_ns);
 using namespace latest;
 
 int main(int argc, char** argv) {
@@ -37,7 +38,7 @@ int main(int argc, char** argv) {
         if (v == 0) pooled = detect_switch_pooled(c.window, c.request_gpu, c.init, c.target, 10, 20, PooledSettings{});
         if (v == 1) base = detect_switch_pooled_base(c.window, c.request_gpu, c.init, c.target, 10, 20, PooledSettings{});
         if (v == 2) (void)detect_switch(c.window, c.request_gpu, c.init, c.target, d);
-        if (v == 3) (void)paper_then(&c.window, c.request_gpu, &c.init, &c.target);
+        if (v == 3) (void)paper_then(&c.window, c.request_gpu, &c.init, &c.target, 10, 20);
       }
       best[v] = std::min(best[v], std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / 3);
     }

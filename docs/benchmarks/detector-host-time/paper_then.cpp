@@ -4,10 +4,11 @@
 // calibration.hpp are the same files), so the tree's window is passed through.
 #include "core/detection.hpp"
 
-extern "C" double paper_then(const void* window, long request_gpu_ns, const void* initial, const void* target) {
+extern "C" double paper_then(const void* window, long request_gpu_ns, const void* initial, const void* target,
+                             double initial_tol_ns, double target_tol_ns) {
   latest::DetectionSettings d;
-  d.target_tol_ns = 20;
-  d.initial_tol_ns = 10;
+  d.target_tol_ns = target_tol_ns;
+  d.initial_tol_ns = initial_tol_ns;
   return latest::detect_switch(*static_cast<const latest::WindowRecords*>(window), request_gpu_ns,
                                *static_cast<const latest::ClockCalibration*>(initial),
                                *static_cast<const latest::ClockCalibration*>(target), d)

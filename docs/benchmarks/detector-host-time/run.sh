@@ -8,7 +8,11 @@
 # here (Release, no tests) when it does not exist. SOURCES (optional): a
 # folder holding base.cpp (BASE's src/core/pooled_detection.cpp) and then/
 # (9088a1a^'s src), for a checkout without that history (the lent machine's
-# copy of the tree). Prints three runs; touches no GPU.
+# copy of the tree). WINDOWS (optional): folders of windows recorded on real
+# H200s (tests/core/data/README.md; the tar files of
+# docs/hardware/data/h200-2026-12-01-round12 and -round13, unpacked): then
+# recorded_windows.cpp also times the tree's detectors and the issue day's
+# paper detector on each of them. Prints three runs; touches no GPU.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 base=${1:-HEAD~}
@@ -51,3 +55,9 @@ else
   echo "base and then from $SOURCES"
 fi
 for i in 1 2 3; do "$tmp/detector_host_time" 150; done
+if [[ -n "${WINDOWS:-}" ]]; then
+  g++ "${flags[@]}" -Isrc -Itests "$here/recorded_windows.cpp" "$tmp"/then_*.o "$build/liblatest_core.a" -lfmt \
+    -lpthread -o "$tmp/recorded_windows"
+  # shellcheck disable=SC2086 # several folders
+  "$tmp/recorded_windows" 20 $WINDOWS
+fi
