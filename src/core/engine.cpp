@@ -274,6 +274,7 @@ void Engine::detect(Attempt& a, ClockPair pair, std::int64_t fmas, const TimerSy
       detect_switch_pooled(a.records, a.request_gpu_ns, ci, ct, det.initial_tol_ns, det.target_tol_ns, settings_.pooled);
   a.measurement = settings_.detector == Detector::paper ? a.paper : pooled;
   a.detection_cpu_s = cpu_seconds() - cpu0;
+  observer_.window_read({pair, a.records, a.request_gpu_ns, ci, ct, det.initial_tol_ns, det.target_tol_ns});
 
   MeasurementRow& row = a.row;
   row.switching_ms = a.measurement.switching_ms;

@@ -235,10 +235,23 @@ struct Progress {
   double eta_s = 0;  // estimated device time left
 };
 
+// One window as both detectors read it, with what the engine gave them.
+struct WindowRead {
+  ClockPair pair;
+  const WindowRecords& records;
+  Nanos request_gpu_ns = 0;
+  const ClockCalibration& initial;
+  const ClockCalibration& target;
+  double initial_tol_ns = 0, target_tol_ns = 0;
+};
+
 class RunObserver {
  public:
   virtual ~RunObserver() = default;
   virtual void planned(const RunState&) {}
+  // Every window once detected, the pilot's and the plan's sample's too
+  // (docs/benchmarks/detector-host-time/ times the detectors on them).
+  virtual void window_read(const WindowRead&) {}
   virtual void pair_started(ClockPair, std::size_t /*number*/, std::size_t /*count*/) {}
   virtual void pair_finished(const PairResult&, const RunState&) {}
   virtual void progress(const Progress&) {}

@@ -695,8 +695,9 @@ class PooledHinges {
   // hinges: a window builds up to 16 of them, and their 100-odd kB, freed
   // and taken again each time, went back to the kernel in between.
   struct Buffers {
-    std::vector<Point> points;
+    std::vector<Point> points, sorted;
     std::vector<Sums> sums;
+    std::vector<std::uint32_t> buckets;
   };
   // Residuals against each SM's line over `line_iterations` from two
   // iterations after `origin` (a tentative arrival): near the change, so the
@@ -704,7 +705,8 @@ class PooledHinges {
   // level of the ramp tilts the line.
   PooledHinges(const std::vector<SmState*>& sms, Nanos request_gpu_ns, double origin, double slope, double before,
                double after, double sigma, std::int64_t line_iterations, Buffers& buffers)
-      : origin_(origin), slope_(slope), noise2_(sigma * sigma), points_(buffers.points), sums_(buffers.sums) {
+      : origin_(origin), slope_(slope), noise2_(sigma * sigma), points_(buffers.points), sums_(buffers.sums),
+        buckets_(buffers.buckets) {
     points_.clear();
     for (const SmState* st : sms) {
       const std::int64_t from = st->e.first_at_or_after(request_gpu_ns + std::llround(origin + 2 * slope));
@@ -719,7 +721,7 @@ class PooledHinges {
         if (i == st->e.last()) break;
       }
     }
-    std::sort(points_.begin(), points_.end(), [](const Point& x, const Point& y) { return x.u < y.u; });
+    sort_points(buffers.sorted);
     sums_.assign(points_.size() + 1, {});
     for (std::size_t k = 0; k < points_.size(); ++k) {
       const auto [u, r] = points_[k];
@@ -765,6 +767,34 @@ class PooledHinges {
   }
 
  private:
+  // By u, then r, so that the prefix sums do not depend on how a sort
+  // orders ties (SMs' boundaries can fall on the same nanosecond). Each
+  // SM's points come in order and the SMs' interleave evenly, so a counting
+  // sort into as many buckets as points leaves little for an insertion sort
+  // to do: std::sort was a seventh of the detector's host time on the side
+  // by side benchmark's windows, where a window builds up to nine hinges.
+  void sort_points(std::vector<Point>& sorted) {
+    const auto before = [](const Point& x, const Point& y) { return x.u < y.u || (x.u == y.u && x.r < y.r); };
+    const std::size_t n = points_.size();
+    if (n < 2) return;
+    double lo = points_.front().u, hi = lo;
+    for (const Point& p : points_) lo = std::min(lo, p.u), hi = std::max(hi, p.u);
+    std::vector<std::uint32_t>& start = buckets_;
+    start.assign(n + 1, 0);
+    const double per = hi > lo ? static_cast<double>(n) / (hi - lo) : 0;
+    const auto bucket = [&](double u) { return std::min(n - 1, static_cast<std::size_t>((u - lo) * per)); };
+    for (const Point& p : points_) ++start[bucket(p.u) + 1];
+    for (std::size_t b = 1; b <= n; ++b) start[b] += start[b - 1];
+    sorted.resize(n);
+    for (const Point& p : points_) sorted[start[bucket(p.u)]++] = p;
+    for (std::size_t k = 1; k < n; ++k) {
+      const Point p = sorted[k];
+      std::size_t j = k;
+      for (; j > 0 && before(p, sorted[j - 1]); --j) sorted[j] = sorted[j - 1];
+      sorted[j] = p;
+    }
+    points_.swap(sorted);
+  }
   std::size_t index(double u) const {
     return static_cast<std::size_t>(
         std::lower_bound(points_.begin(), points_.end(), u, [](const Point& p, double v) { return p.u < v; }) -
@@ -773,6 +803,7 @@ class PooledHinges {
   double origin_, slope_, noise2_;
   std::vector<Point>& points_;
   std::vector<Sums>& sums_;  // sums_[k]: over the first k points
+  std::vector<std::uint32_t>& buckets_;
 };
 
 struct Scratch {

@@ -12,7 +12,10 @@
 # H200s (tests/core/data/README.md; the tar files of
 # docs/hardware/data/h200-2026-12-01-round12 and -round13, unpacked): then
 # recorded_windows.cpp also times the tree's detectors and the issue day's
-# paper detector on each of them. Prints three runs; touches no GPU.
+# paper detector on each of them. ENGINE=1 (optional): engine_windows.cpp
+# times the same three on every window of the side-by-side benchmark's
+# simulated run (BM_DetectorsOnTheSameRecords) as the engine reads it.
+# Prints three runs; touches no GPU.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 base=${1:-HEAD~}
@@ -60,4 +63,9 @@ if [[ -n "${WINDOWS:-}" ]]; then
     -lpthread -o "$tmp/recorded_windows"
   # shellcheck disable=SC2086 # several folders
   "$tmp/recorded_windows" 20 $WINDOWS
+fi
+if [[ -n "${ENGINE:-}" ]]; then
+  g++ "${flags[@]}" -Isrc "$here/engine_windows.cpp" "$tmp"/then_*.o "$build/liblatest_sim.a" \
+    "$build/liblatest_core.a" -lfmt -lpthread -o "$tmp/engine_windows"
+  "$tmp/engine_windows" 7
 fi
