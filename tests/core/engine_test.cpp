@@ -27,6 +27,15 @@ struct Recorder : RunObserver {
   void planned(const RunState&) override { planned_called = true; }
   void pair_finished(const PairResult& r, const RunState&) override { results.push_back(r); }
   void progress(const Progress&) override { ++progress_calls; }
+  // Per pair, each window's pooled answer, detected again from what the
+  // observer was given.
+  std::map<std::pair<Mhz, Mhz>, std::vector<Measurement>> windows_read;
+  bool redetect = false;
+  void window_read(const WindowRead& w) override {
+    if (!redetect) return;
+    windows_read[{w.pair.init, w.pair.target}].push_back(detect_switch_pooled(
+        w.records, w.request_gpu_ns, w.initial, w.target, w.initial_tol_ns, w.target_tol_ns, PooledSettings{}));
+  }
   const PairResult& pair(Mhz a, Mhz b) const {
     for (const auto& r : results)
       if (r.pair == ClockPair{a, b}) return r;
@@ -596,6 +605,36 @@ TEST(Engine, WanderingBoundariesAreNoChange) {
         abs_errors.push_back(std::abs(e));
       }
       EXPECT_LE(summarise(abs_errors).p99, 2 * it);
+    }
+  }
+}
+
+// An observer sees every window with exactly what the detectors were given:
+// detecting it again gives each pair's measurements, in order, bit for bit.
+// (docs/benchmarks/detector-host-time/engine_windows.cpp times them so.)
+TEST(Engine, ObserversReadEachWindowAsTheDetectorsDid) {
+  SimRun run("h200", 11);
+  run.recorder.redetect = true;
+  EngineSettings s = small({1980, 1500, 990});
+  run.run(s);
+  ASSERT_EQ(run.recorder.results.size(), 6u);
+  for (const auto& r : run.recorder.results) {
+    SCOPED_TRACE(std::to_string(r.pair.init) + "->" + std::to_string(r.pair.target));
+    const auto& read = run.recorder.windows_read[{r.pair.init, r.pair.target}];
+    EXPECT_GE(read.size(), static_cast<std::size_t>(r.windows));
+    std::vector<double> accepted;
+    for (const Measurement& m : read)
+      if (m.outcome == MeasurementOutcome::accepted) accepted.push_back(m.switching_ms);
+    ASSERT_FALSE(r.rows.empty());
+    ASSERT_GE(accepted.size(), r.rows.size());
+    // The rows are among the accepted windows, in order: the pilot's come
+    // before them, and a request's slice can be read again, longer, before
+    // the engine keeps it (docs/methodology.md, "Schedules").
+    auto next = accepted.begin();
+    for (std::size_t k = 0; k < r.rows.size(); ++k) {
+      next = std::find(next, accepted.end(), r.rows[k].switching_ms);
+      ASSERT_NE(next, accepted.end()) << "row " << k << " was not read: " << r.rows[k].switching_ms;
+      ++next;
     }
   }
 }
