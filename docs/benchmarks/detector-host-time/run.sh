@@ -10,7 +10,8 @@
 # (9088a1a^'s src), for a checkout without that history (the lent machine's
 # copy of the tree). WINDOWS (optional): folders of windows recorded on real
 # H200s (tests/core/data/README.md; the tar files of
-# docs/hardware/data/h200-2026-12-01-round12 and -round13, unpacked): then
+# docs/hardware/data/h200-2026-12-01-round12 and -round13 and of
+# tests/core/data, unpacked): then
 # recorded_windows.cpp also times the tree's detectors and the issue day's
 # paper detector on each of them. ENGINE=1 (optional): engine_windows.cpp
 # times the same three on every window of the side-by-side benchmark's
