@@ -768,31 +768,28 @@ class PooledHinges {
 
  private:
   // By u, then r, so that the prefix sums do not depend on how a sort
-  // orders ties (SMs' boundaries can fall on the same nanosecond). Each
-  // SM's points come in order and the SMs' interleave evenly, so a counting
-  // sort into as many buckets as points leaves little for an insertion sort
-  // to do: std::sort was a seventh of the detector's host time on the side
-  // by side benchmark's windows, where a window builds up to nine hinges.
+  // orders ties (SMs' boundaries can fall on the same nanosecond). The SMs'
+  // points interleave evenly over the stretch, so a counting sort into as
+  // many buckets as points leaves a point or two a bucket, each bucket then
+  // sorted alone (however many points share one, as where SMs run in step):
+  // std::sort of them all was a seventh of the detector's host time on the
+  // side by side benchmark's windows, where a window builds up to nine hinges.
   void sort_points(std::vector<Point>& sorted) {
     const auto before = [](const Point& x, const Point& y) { return x.u < y.u || (x.u == y.u && x.r < y.r); };
     const std::size_t n = points_.size();
     if (n < 2) return;
     double lo = points_.front().u, hi = lo;
     for (const Point& p : points_) lo = std::min(lo, p.u), hi = std::max(hi, p.u);
-    std::vector<std::uint32_t>& start = buckets_;
-    start.assign(n + 1, 0);
+    std::vector<std::uint32_t>& end = buckets_;  // bucket b is [end[b - 1], end[b]) once filled
+    end.assign(n + 1, 0);
     const double per = hi > lo ? static_cast<double>(n) / (hi - lo) : 0;
     const auto bucket = [&](double u) { return std::min(n - 1, static_cast<std::size_t>((u - lo) * per)); };
-    for (const Point& p : points_) ++start[bucket(p.u) + 1];
-    for (std::size_t b = 1; b <= n; ++b) start[b] += start[b - 1];
+    for (const Point& p : points_) ++end[bucket(p.u) + 1];
+    for (std::size_t b = 1; b <= n; ++b) end[b] += end[b - 1];
     sorted.resize(n);
-    for (const Point& p : points_) sorted[start[bucket(p.u)]++] = p;
-    for (std::size_t k = 1; k < n; ++k) {
-      const Point p = sorted[k];
-      std::size_t j = k;
-      for (; j > 0 && before(p, sorted[j - 1]); --j) sorted[j] = sorted[j - 1];
-      sorted[j] = p;
-    }
+    for (const Point& p : points_) sorted[end[bucket(p.u)]++] = p;
+    for (std::size_t b = 0, from = 0; b < n; from = end[b++])
+      if (end[b] - from > 1) std::sort(sorted.begin() + from, sorted.begin() + end[b], before);
     points_.swap(sorted);
   }
   std::size_t index(double u) const {

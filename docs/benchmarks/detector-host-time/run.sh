@@ -11,12 +11,12 @@
 # copy of the tree). WINDOWS (optional): folders of windows recorded on real
 # H200s (tests/core/data/README.md; the tar files of
 # docs/hardware/data/h200-2026-12-01-round12 and -round13 and of
-# tests/core/data, unpacked): then
-# recorded_windows.cpp also times the tree's detectors and the issue day's
-# paper detector on each of them. ENGINE=1 (optional): engine_windows.cpp
-# times the same three on every window of the side-by-side benchmark's
-# simulated run (BM_DetectorsOnTheSameRecords) as the engine reads it.
-# Prints three runs; touches no GPU.
+# tests/core/data, unpacked): then recorded_windows.cpp also times the same
+# four detectors (detector_timing.hpp) on each of them. ENGINE=1 (optional):
+# engine_windows.cpp times them on every window of the side-by-side
+# benchmark's simulated run (BM_DetectorsOnTheSameRecords) as the engine
+# reads it. Both count the windows where BASE's pooled detector answers
+# otherwise (bitwise). Prints three runs; touches no GPU.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 base=${1:-HEAD~}
@@ -60,13 +60,13 @@ else
 fi
 for i in 1 2 3; do "$tmp/detector_host_time" 150; done
 if [[ -n "${WINDOWS:-}" ]]; then
-  g++ "${flags[@]}" -Isrc -Itests "$here/recorded_windows.cpp" "$tmp"/then_*.o "$build/liblatest_core.a" -lfmt \
-    -lpthread -o "$tmp/recorded_windows"
+  g++ "${flags[@]}" -Isrc -Itests "$here/recorded_windows.cpp" "$tmp/base.o" "$tmp"/then_*.o \
+    "$build/liblatest_core.a" -lfmt -lpthread -o "$tmp/recorded_windows"
   # shellcheck disable=SC2086 # several folders
   "$tmp/recorded_windows" 20 $WINDOWS
 fi
 if [[ -n "${ENGINE:-}" ]]; then
-  g++ "${flags[@]}" -Isrc "$here/engine_windows.cpp" "$tmp"/then_*.o "$build/liblatest_sim.a" \
+  g++ "${flags[@]}" -Isrc "$here/engine_windows.cpp" "$tmp/base.o" "$tmp"/then_*.o "$build/liblatest_sim.a" \
     "$build/liblatest_core.a" -lfmt -lpthread -o "$tmp/engine_windows"
   "$tmp/engine_windows" 7
 fi
