@@ -558,6 +558,18 @@ struct ShapeBound {
   double p99_iterations = 0;
 };
 
+// The seeds a test runs, or those the environment variable `name` lists
+// ("53 61"), to see its figures on others (docs/methodology.md quotes some).
+std::vector<std::uint64_t> seeds_or(const char* name, std::vector<std::uint64_t> seeds) {
+  if (const char* listed = std::getenv(name)) {
+    std::vector<std::uint64_t> chosen;
+    std::istringstream in(listed);
+    for (std::uint64_t seed; in >> seed;) chosen.push_back(seed);
+    if (!chosen.empty()) return chosen;
+  }
+  return seeds;
+}
+
 // Some H200s' SMs share a wander of their boundaries over milliseconds, no
 // clock change (round 12 of docs/hardware/h200.md: 15-25 ns within a
 // millisecond); the pooled detector must not take it for one. At 4096 FMAs
@@ -568,8 +580,12 @@ struct ShapeBound {
 // bound. The close pair, whose last ramp step is a quarter of 30 MHz, keeps
 // "never early" and the p99, but its per-pair median |error| reached 3.6 µs
 // against 3.3 in one of six (docs/methodology.md, "Pooled detector").
+// Seeds 33 and 45: where the wander's own hinges gain over 2 noises² per
+// SM, it marched the arrival 94 and 152 µs late while the wander's bar was
+// capped at 8 per SM. LATEST_WANDER_SEEDS runs others (two of seeds 6-45
+// still fail, early: docs/methodology.md).
 TEST(Engine, WanderingBoundariesAreNoChange) {
-  for (std::uint64_t seed : {3, 4, 5}) {
+  for (std::uint64_t seed : seeds_or("LATEST_WANDER_SEEDS", {3, 4, 5, 33, 45})) {
     sim::Injection inj;
     inj.boundary_wander_ns = 12;
     SimRun run("h200", seed, inj);
@@ -643,18 +659,6 @@ TEST(Engine, ObserversReadEachWindowAsTheDetectorsDid) {
 
 class EveryRampShape : public ::testing::TestWithParam<sim::RampShape> {};
 
-// The seeds EveryRampShape runs: 31 and 47, or those LATEST_RAMP_SEEDS lists
-// ("53 61"), to see a row on others (docs/methodology.md quotes ten more).
-std::vector<std::uint64_t> ramp_seeds() {
-  std::vector<std::uint64_t> seeds;
-  if (const char* listed = std::getenv("LATEST_RAMP_SEEDS")) {
-    std::istringstream in(listed);
-    for (std::uint64_t seed; in >> seed;) seeds.push_back(seed);
-  }
-  if (seeds.empty()) seeds = {31, 47};
-  return seeds;
-}
-
 TEST_P(EveryRampShape, MeetsItsBounds) {
   const sim::RampShape shape = GetParam();
   const std::map<sim::RampShape, ShapeBound> bounds = {
@@ -673,7 +677,7 @@ TEST_P(EveryRampShape, MeetsItsBounds) {
   int beyond_uncertainty = 0;  // |error| > 3 x (own uncertainty (+) sync uncertainty)
   int unmeasured = 0;
   for (const std::string profile : {"h200", "a100", "rtx6000"}) {
-    for (std::uint64_t seed : ramp_seeds()) {
+    for (std::uint64_t seed : seeds_or("LATEST_RAMP_SEEDS", {31, 47})) {
       const auto& clocks = sim::profile_named(profile).clocks;
       std::mt19937_64 rng(seed * 7919 + static_cast<std::uint64_t>(shape));
       std::uniform_int_distribution<std::size_t> pick(2, clocks.size() - 1);
