@@ -452,7 +452,19 @@ bool rate_changes(const std::vector<double>& differences, double relevant, doubl
 // boundaries on one side, not the clock, and are taken out (before the
 // request, the side before them). Long iterations on many SMs at once (a
 // stall while the clock relocks) are the clock's and stay.
-void remove_interrupts(std::vector<SmState>& sms, double global_share, Nanos request_gpu_ns) {
+// An interrupt taken out (Boundaries::shorten): its SM's place among the
+// window's records, when it began and the length it was given.
+struct Interrupt {
+  std::size_t sm = 0;
+  Nanos start = 0;
+  Nanos like = 0;
+};
+
+// Takes out the interrupts: the later boundaries kept where the interrupt
+// began before `keep_later_before[sm]` (the SM's change is after it), else
+// the earlier ones. Returns them.
+std::vector<Interrupt> remove_interrupts(std::vector<SmState>& sms, double global_share,
+                                         const std::vector<Nanos>& keep_later_before) {
   struct Long {
     Nanos start;
     SmState* sm;
@@ -472,7 +484,13 @@ void remove_interrupts(std::vector<SmState>& sms, double global_share, Nanos req
     for (std::size_t b = a + 1; b < longs.size() && longs[b].start - longs[a].start <= span; ++b) ++near;
     if (static_cast<double>(near + 1) < needed) interrupts.push_back(&longs[a]);
   }
-  for (const Long* l : interrupts) l->sm->e.shorten(l->index, l->start < request_gpu_ns);
+  std::vector<Interrupt> taken;
+  for (const Long* l : interrupts) {
+    const auto sm = static_cast<std::size_t>(l->sm - sms.data());
+    l->sm->e.shorten(l->index, l->start < keep_later_before[sm]);
+    taken.push_back({sm, l->start, l->sm->e.duration(l->index)});
+  }
+  return taken;
 }
 
 // What a scan's fine scans found, for a later scan of the same records
@@ -816,11 +834,12 @@ Measurement failed(MeasurementOutcome outcome) {
   return m;
 }
 
-}  // namespace
-
-Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu_ns,
-                                 const ClockCalibration& initial, const ClockCalibration& target,
-                                 double initial_tol_ns, double target_tol_ns, const PooledSettings& s) {
+// One pass of the detector; `keep_later_before` per SM as remove_interrupts
+// reads it, and the interrupts it took out.
+Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, const ClockCalibration& initial,
+                        const ClockCalibration& target, double initial_tol_ns, double target_tol_ns,
+                        const PooledSettings& s, const std::vector<Nanos>& keep_later_before,
+                        std::vector<Interrupt>& interrupts) {
   // What a window needs in memory (about 1.3 MB for a default window of 132
   // SMs), kept by the thread for its next window: freed each time, glibc
   // gave it back to the kernel and the next window paid the page faults
@@ -834,7 +853,7 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
   all.reserve(records.sms.size());
   for (const auto& r : records.sms)
     all.emplace_back(r, s.long_iteration, scratch.blocks[all.size()], scratch.uneven);
-  remove_interrupts(all, s.global_share, request_gpu_ns);
+  interrupts = remove_interrupts(all, s.global_share, keep_later_before);
   // Only while every SM still runs: once the first has finished its window,
   // the others' iterations change pace (the H200: a late "change" in the
   // last block of many windows). One block of margin.
@@ -1205,6 +1224,43 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
     m.per_sm.push_back(d);
   }
   return m;
+}
+
+}  // namespace
+
+Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu_ns,
+                                 const ClockCalibration& initial, const ClockCalibration& target,
+                                 double initial_tol_ns, double target_tol_ns, const PooledSettings& s) {
+  // Which side of an interrupt keeps its time depends on where the SM's
+  // change lies, known only after a pass: the first keeps the later side of
+  // interrupts before the request. Where an SM was interrupted after the
+  // request and its change came more than two target iterations after the
+  // interrupted one (as the first pass dated it: taking the excess out of
+  // the later side dates the change early by it, never before the
+  // interrupt began), a second pass keeps that SM's later side, so its own
+  // change keeps its time. Not where the long iteration holds the change
+  // itself, as a stall's does on the SMs that saw it alone.
+  std::vector<Nanos> keep_later_before(records.sms.size(), request_gpu_ns);
+  std::vector<Interrupt> interrupts;
+  Measurement m = detect_pass(records, request_gpu_ns, initial, target, initial_tol_ns, target_tol_ns, s,
+                              keep_later_before, interrupts);
+  if (m.outcome != MeasurementOutcome::accepted) return m;
+  std::map<int, Nanos> change_of;  // SM id: its change, as this pass dated it
+  for (const SmDetection& d : m.per_sm)
+    if (d.outcome == SmOutcome::accepted) change_of[d.sm] = d.arrival_ns;
+  const auto target_iteration_ns = std::llround(target.pooled.iteration.mean);
+  bool again = false;
+  for (const Interrupt& i : interrupts) {
+    const auto change = change_of.find(records.sms[i.sm].sm);
+    if (i.start < request_gpu_ns || change == change_of.end() ||
+        i.start + i.like + 2 * target_iteration_ns >= change->second)
+      continue;
+    keep_later_before[i.sm] = change->second;
+    again = true;
+  }
+  if (!again) return m;
+  return detect_pass(records, request_gpu_ns, initial, target, initial_tol_ns, target_tol_ns, s, keep_later_before,
+                     interrupts);
 }
 
 }  // namespace latest

@@ -89,11 +89,12 @@ std::size_t index_at(const SmRecords& sm, Nanos t) {
 
 // An interrupt on one SM is taken out exactly: the window measures as the
 // same window with that iteration as long as the one before it, that SM's
-// own change included (an SM interrupted before the request once dated it
-// early by the interrupt's excess). Before the
-// request, just after the arrival and in the window's tail (where the lines
-// are fitted), 40 µs long and 4.29 s long (the block's sum then passes 2^32
-// ns: the block pass's 32-bit sums must give way), on two SMs.
+// own change included (an SM interrupted before the request, or after it
+// but before its change, once dated it early by the interrupt's excess).
+// Before the request, between the request and the change, just after the
+// arrival and in the window's tail (where the lines are fitted), 40 µs long
+// and 4.29 s long (the block's sum then passes 2^32 ns: the block pass's
+// 32-bit sums must give way), on two SMs.
 TEST(PooledDetection, AnInterruptIsTakenOutExactly) {
   const std::vector<std::filesystem::path> files = recorded_windows_in(LATEST_H200_WINDOWS);
   ASSERT_FALSE(files.empty());
@@ -104,7 +105,9 @@ TEST(PooledDetection, AnInterruptIsTakenOutExactly) {
     const SmRecords& r = w.records.sms[sm];
     const std::size_t n = r.duration_ns.size();
     const Nanos arrival = w.request_gpu_ns + std::llround(w.true_ms * 1e6);
-    for (const std::size_t k : {index_at(r, w.request_gpu_ns - 100'000), index_at(r, arrival + 200'000), n - 200}) {
+    const Nanos between = w.request_gpu_ns + (arrival - w.request_gpu_ns) / 2;
+    for (const std::size_t k : {index_at(r, w.request_gpu_ns - 100'000), index_at(r, between),
+                                index_at(r, arrival + 200'000), n - 200}) {
       ASSERT_GT(k, 0u);
       ASSERT_LT(k + 1, n);
       RecordedWindow base = w;
@@ -114,12 +117,13 @@ TEST(PooledDetection, AnInterruptIsTakenOutExactly) {
       ASSERT_EQ(expected.outcome, MeasurementOutcome::accepted) << w.name << " sm " << sm << " k " << k;
       for (const std::uint32_t length : {40'000u, 4'294'900'000u}) {
         // As the timer sees it: the clock does not wait for an interrupted
-        // SM. Before the request, the SM's records before the interrupt
-        // come earlier by its excess and those after it stay where they
-        // were; after the change, the later ones come later.
+        // SM. Before its change (before the request or after it), the SM's
+        // records before the interrupt come earlier by its excess and those
+        // after it stay where they were; after the change, the later ones
+        // come later.
         RecordedWindow hit = base;
         SmRecords& h = hit.records.sms[sm];
-        if (index_at(r, w.request_gpu_ns) > k) h.first_start_ns -= static_cast<Nanos>(length) - d[k - 1];
+        if (index_at(r, arrival) > k) h.first_start_ns -= static_cast<Nanos>(length) - d[k - 1];
         h.duration_ns[k] = length;
         const Measurement m = replay(hit);
         ASSERT_EQ(m.outcome, MeasurementOutcome::accepted) << "sm " << sm << " k " << k << " length " << length;
@@ -133,7 +137,7 @@ TEST(PooledDetection, AnInterruptIsTakenOutExactly) {
       }
     }
   }
-  EXPECT_EQ(cases, 12);
+  EXPECT_EQ(cases, 16);
 }
 
 }  // namespace
