@@ -448,10 +448,6 @@ bool rate_changes(const std::vector<double>& differences, double relevant, doubl
   return excess > 0 && (se <= 0 || excess / se > z);
 }
 
-// Long iterations on one SM are interrupts: they move that SM's
-// boundaries on one side, not the clock, and are taken out (before the
-// request, the side before them). Long iterations on many SMs at once (a
-// stall while the clock relocks) are the clock's and stay.
 // An interrupt taken out (Boundaries::shorten): its SM's place among the
 // window's records, when it began and the length it was given.
 struct Interrupt {
@@ -460,9 +456,12 @@ struct Interrupt {
   Nanos like = 0;
 };
 
-// Takes out the interrupts: the later boundaries kept where the interrupt
-// began before `keep_later_before[sm]` (the SM's change is after it), else
-// the earlier ones. Returns them.
+// Long iterations on one SM are interrupts: they move that SM's
+// boundaries on one side, not the clock, and are taken out, keeping the
+// later boundaries where the interrupt began before `keep_later_before[sm]`
+// (the SM's change is after it), else the earlier ones. Long iterations on
+// many SMs at once (a stall while the clock relocks) are the clock's and
+// stay. Returns the interrupts taken out.
 std::vector<Interrupt> remove_interrupts(std::vector<SmState>& sms, double global_share,
                                          const std::vector<Nanos>& keep_later_before) {
   struct Long {
@@ -754,6 +753,7 @@ class PooledHinges {
   struct Fit {
     double arrival = 0;  // ns after the request
     double gain = 0;     // squared residual saved against T = origin, in boundary noises²
+    bool at_reach = false;  // the best T is the last the fit can reach
   };
   // The best T within (origin − before, origin + after − 1) iterations, over
   // the points of (origin − before, origin + after).
@@ -775,11 +775,14 @@ class PooledHinges {
       return total - (xr * (xr * x4 - x2r * x3) + x2r * (x2 * x2r - x3 * xr)) / det;
     };
     Fit best{origin_, 0};
-    double best_rss = std::numeric_limits<double>::infinity();
-    for (double T = -before + 0.25; T <= after - 1; T += 1.0 / 64) {
+    double best_rss = std::numeric_limits<double>::infinity(), best_T = 0;
+    constexpr double kStep = 1.0 / 64;
+    for (double T = -before + 0.25; T <= after - 1; T += kStep) {
       const double r = rss(T);
-      if (r < best_rss) best_rss = r, best.arrival = origin_ + T * slope_;
+      if (r < best_rss) best_rss = r, best_T = T;
     }
+    best.arrival = origin_ + best_T * slope_;
+    best.at_reach = best_T > after - 1 - kStep;
     best.gain = (rss(0) - best_rss) / noise2_;
     return best;
   }
@@ -1097,8 +1100,7 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
   bool bar_from_wander = false;
   const auto bar_for = [&](const PooledHinges::Fit& fit) {
     const double gain = fit.gain;
-    const bool at_reach = fit.arrival - arrival > (kAhead - 2 - 1.0 / 128) * slope;
-    if (gain <= s.z * s.z || (gain > cap && !at_reach) || bar_from_wander) return clear;
+    if (gain <= s.z * s.z || (gain > cap && !fit.at_reach) || bar_from_wander) return clear;
     bar_from_wander = true;
     double wander = -1;
     for (int j = 0; j < kWanderPlaces; ++j) {
