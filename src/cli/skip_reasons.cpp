@@ -17,6 +17,20 @@ std::string clock_event_reasons_text(unsigned long long raw) {
   return out.empty() ? fmt::format("reasons 0x{:x}", raw) : out;
 }
 
+namespace {
+
+std::string measurement_failure_text(MeasurementOutcome outcome) {
+  switch (outcome) {
+    case MeasurementOutcome::initial_not_held: return "with the initial clock not held before the request";
+    case MeasurementOutcome::not_captured: return "with no switch within the window";
+    case MeasurementOutcome::not_confirmed: return "with no lasting change to the target's rate found";
+    case MeasurementOutcome::accepted: break;
+  }
+  return to_string(outcome);
+}
+
+}  // namespace
+
 std::string describe(const SkipReason& r) {
   using Code = SkipReason::Code;
   switch (r.code) {
@@ -34,8 +48,16 @@ std::string describe(const SkipReason& r) {
       return fmt::format("power capping: one of the clocks cannot be held ({})", clock_event_reasons_text(r.raw_reasons));
     case Code::not_captured:
       return fmt::format("switch not captured within the longest window ({} ms, --max-capture-ms)", r.value);
-    case Code::measurements_failed:
-      return fmt::format("{} measurements failed after {} tries each", r.count, r.tries);
+    case Code::measurements_failed: {
+      std::string text = fmt::format("{} measurements failed after {} tries each, most {}", r.count, r.tries,
+                                     measurement_failure_text(r.failure));
+      if (r.failure != MeasurementOutcome::not_confirmed) return text;
+      if (r.fmas_fixed)
+        return text + fmt::format(" at the fixed --iteration-fmas {}: leave it out (such a pair then moves to longer "
+                                  "iterations) or fix a longer one",
+                                  r.fmas);
+      return text + fmt::format(" even at {} FMAs per iteration", r.fmas);
+    }
   }
   return to_string(r.code);
 }

@@ -411,10 +411,22 @@ void Engine::reject(PairProgress& p, const Attempt& a) {
   if (a.measurement.outcome == MeasurementOutcome::not_captured) lengthen_capture(p, a.records_full);
   if (++p.failed_attempts < settings_.max_attempts) return;
   p.failed_attempts = 0;
+  const std::int64_t tried_fmas = p.fmas;
   if (a.measurement.outcome == MeasurementOutcome::not_confirmed) coarsen_iteration(p);
-  if (++p.failed_measurements >= settings_.max_failed_measurements)
-    throw SkipPair{{.code = SkipReason::Code::measurements_failed, .count = p.failed_measurements,
-                    .tries = settings_.max_attempts}};
+  if (++p.failed_measurements < settings_.max_failed_measurements) return;
+  // The skip says how most tries failed and at which iteration, so that the
+  // message can name the way out (a fixed iteration is never coarsened).
+  MeasurementOutcome most = a.measurement.outcome;
+  const auto count = [&](MeasurementOutcome o) {
+    const auto it = p.result.failed.find(to_string(o));
+    return it == p.result.failed.end() ? 0 : it->second;
+  };
+  for (MeasurementOutcome o : {MeasurementOutcome::initial_not_held, MeasurementOutcome::not_captured,
+                               MeasurementOutcome::not_confirmed})
+    if (count(o) > count(most)) most = o;
+  throw SkipPair{{.code = SkipReason::Code::measurements_failed, .count = p.failed_measurements,
+                  .tries = settings_.max_attempts, .failure = most, .fmas = tried_fmas,
+                  .fmas_fixed = settings_.plan.iteration_fmas.has_value()}};
 }
 
 bool Engine::accept(PairProgress& p, Attempt& a, std::size_t count) {

@@ -68,7 +68,8 @@ struct SkipReason {
     bands_overlap,            // the ±2σ bands overlap `value`, more than `limit`
     power_capping,            // while measuring, one of the clocks could not be held
     not_captured,             // no switch within the longest window, `value` ms
-    measurements_failed,      // `count` measurements failed after `tries` tries each
+    measurements_failed,      // `count` measurements failed after `tries` tries each, most as
+                              // `failure`, at `fmas` FMAs per iteration (`fmas_fixed`: set by the user)
   };
   Code code = Code::none;
   Mhz clock = 0;
@@ -77,6 +78,9 @@ struct SkipReason {
   double limit = 0;
   int count = 0;
   int tries = 0;
+  MeasurementOutcome failure = MeasurementOutcome::not_captured;
+  std::int64_t fmas = 0;
+  bool fmas_fixed = false;
   bool skipped() const { return code != Code::none; }
 };
 // A stable name for files: "bands_overlap", ...

@@ -509,6 +509,31 @@ TEST(Engine, ClosePairWithUnplaceableRampsMovesToACoarserIteration) {
     }
 }
 
+// The same pairs at an iteration the user fixed: it is never coarsened, so
+// the pair is skipped, and its reason says how the tries failed and at
+// which iteration (the CLI then names --iteration-fmas as the way out).
+TEST(Engine, ClosePairAtAFixedIterationIsSkippedSayingWhy) {
+  sim::Injection inj;
+  inj.ramp_shape = sim::RampShape::slow_approach;
+  SimRun run("h200", 3, inj);
+  EngineSettings s;
+  s.clocks = {1980, 1950};
+  s.pairs = ordered_pairs(s.clocks);
+  s.plan.iteration_fmas = 1024;
+  s.max_attempts = s.max_failed_measurements = 2;
+  run.run(s);
+  ASSERT_EQ(run.recorder.results.size(), 2u);
+  for (const auto& r : run.recorder.results) {
+    SCOPED_TRACE(std::to_string(r.pair.init) + "->" + std::to_string(r.pair.target));
+    EXPECT_EQ(r.status, "skipped");
+    EXPECT_EQ(r.reason.code, SkipReason::Code::measurements_failed);
+    EXPECT_EQ(r.reason.failure, MeasurementOutcome::not_confirmed);
+    EXPECT_EQ(r.reason.fmas, 1024);
+    EXPECT_TRUE(r.reason.fmas_fixed);
+    EXPECT_EQ(r.iteration_coarsenings, 0);
+  }
+}
+
 // Pairs drawn at random over each profile's whole clock list, close ones
 // included, several seeds: the pooled detector's bounds hold for every one.
 TEST(Engine, RandomPairsOnEveryProfileMeetThePooledBounds) {

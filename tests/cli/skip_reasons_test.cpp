@@ -1,0 +1,43 @@
+// A skipped pair's reason names how its tries failed and the way out that
+// is true for that run: a user-fixed iteration is never coarsened, so only
+// then does the text point at --iteration-fmas.
+#include "cli/skip_reasons.hpp"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace latest::cli {
+namespace {
+
+SkipReason failed(MeasurementOutcome failure, std::int64_t fmas, bool fixed) {
+  return {.code = SkipReason::Code::measurements_failed, .count = 5, .tries = 5, .failure = failure, .fmas = fmas,
+          .fmas_fixed = fixed};
+}
+
+bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+TEST(SkipReasons, UnconfirmedAtAFixedIterationNamesTheOption) {
+  const std::string text = describe(failed(MeasurementOutcome::not_confirmed, 2048, true));
+  EXPECT_TRUE(has(text, "5 measurements failed after 5 tries each")) << text;
+  EXPECT_TRUE(has(text, "no lasting change to the target's rate")) << text;
+  EXPECT_TRUE(has(text, "fixed --iteration-fmas 2048")) << text;
+}
+
+TEST(SkipReasons, UnconfirmedAtTheToolsOwnIterationSaysHowCoarse) {
+  const std::string text = describe(failed(MeasurementOutcome::not_confirmed, 65536, false));
+  EXPECT_TRUE(has(text, "even at 65536 FMAs per iteration")) << text;
+  EXPECT_FALSE(has(text, "--iteration-fmas")) << text;
+}
+
+TEST(SkipReasons, OtherFailuresSayWhatFailedAndNoIterationAdvice) {
+  const std::string held = describe(failed(MeasurementOutcome::initial_not_held, 1024, true));
+  EXPECT_TRUE(has(held, "initial clock not held")) << held;
+  EXPECT_FALSE(has(held, "--iteration-fmas")) << held;
+  const std::string captured = describe(failed(MeasurementOutcome::not_captured, 1024, false));
+  EXPECT_TRUE(has(captured, "no switch within the window")) << captured;
+  EXPECT_FALSE(has(captured, "FMAs")) << captured;
+}
+
+}  // namespace
+}  // namespace latest::cli
