@@ -72,9 +72,14 @@ EngineSettings small(std::vector<Mhz> clocks) {
   return s;
 }
 
-double iteration_ms(const RunState& st, Mhz mhz) {
+// The iteration a pair was measured at: the run's calibration, scaled where
+// the engine moved the pair to longer iterations.
+double iteration_ms(const RunState& st, const PairResult& r, Mhz mhz) {
+  const double scale = r.iteration_fmas > 0 && st.iteration_fmas > 0
+                           ? static_cast<double>(r.iteration_fmas) / static_cast<double>(st.iteration_fmas)
+                           : 1.0;
   for (const auto& c : st.calibrations)
-    if (c.mhz == mhz) return c.pooled.iteration.mean / 1e6;
+    if (c.mhz == mhz) return scale * c.pooled.iteration.mean / 1e6;
   throw std::runtime_error("no calibration");
 }
 
@@ -91,8 +96,8 @@ void expect_within_bounds(const RunState& st, const PairResult& r, bool paper_bo
   ASSERT_EQ(r.status, "measured") << to_string(r.reason.code);
   ASSERT_FALSE(r.rows.empty());
   if (!pooled_bounds) return;
-  const double it = iteration_ms(st, r.pair.target);
-  const double slow = std::max(it, iteration_ms(st, r.pair.init));
+  const double it = iteration_ms(st, r, r.pair.target);
+  const double slow = std::max(it, iteration_ms(st, r, r.pair.init));
   const double tick_ms = 32e-6;
   std::vector<double> errors, paper_errors, transition_errors;
   for (const auto& row : r.rows) {
@@ -640,7 +645,7 @@ TEST(Engine, WanderingBoundariesAreNoChange) {
       const bool close = std::abs(r.pair.init - r.pair.target) < 100;
       expect_within_bounds(run.state, r, false, !close);
       if (!close) continue;
-      const double it = iteration_ms(run.state, r.pair.target);
+      const double it = iteration_ms(run.state, r, r.pair.target);
       std::vector<double> abs_errors;
       for (const auto& row : r.rows) {
         const double e = row.switching_ms - row.truth->switching_ms;
@@ -703,6 +708,12 @@ TEST_P(EveryRampShape, MeetsItsBounds) {
   std::vector<double> abs_us, iterations;
   int beyond_uncertainty = 0;  // |error| > 3 x (own uncertainty (+) sync uncertainty)
   int unmeasured = 0;
+  struct Refused {
+    std::string profile;
+    std::uint64_t seed;
+    ClockPair pair;
+  };
+  std::vector<Refused> refused;  // not measured at the fixed iteration
   for (const std::string profile : {"h200", "a100", "rtx6000"}) {
     for (std::uint64_t seed : seeds_or("LATEST_RAMP_SEEDS", {31, 47})) {
       const auto& clocks = sim::profile_named(profile).clocks;
@@ -734,10 +745,11 @@ TEST_P(EveryRampShape, MeetsItsBounds) {
         if (r.status == "skipped" && std::abs(r.pair.init - r.pair.target) == 15) continue;  // neighbours
         if (r.status != "measured" && !bound.stated) {
           ++unmeasured;
+          refused.push_back({profile, seed, r.pair});
           continue;
         }
         expect_within_bounds(run.state, r, false, bound.stated);
-        const double it = iteration_ms(run.state, r.pair.target);
+        const double it = iteration_ms(run.state, r, r.pair.target);
         for (const auto& row : r.rows) {
           const double e = row.switching_ms - row.truth->switching_ms;
           abs_us.push_back(std::abs(e) * 1e3);
@@ -758,6 +770,36 @@ TEST_P(EveryRampShape, MeetsItsBounds) {
               iterations.size());
   // Every shape, stated bounds or not: where the detector is unsure, it says so.
   EXPECT_LE(beyond_uncertainty, 0.02 * static_cast<double>(iterations.size()));
+  // A pair two or more steps apart that the fixed iteration left unmeasured
+  // is measured at the iteration the tool chooses (a fixed one is never
+  // coarsened), within the stated bounds, and no measurement misses beyond
+  // three times its stated uncertainty (rtx6000 seed 53's slow approach: docs/methodology.md).
+  for (const Refused& x : refused) {
+    SCOPED_TRACE(x.profile + " seed " + std::to_string(x.seed) + " " + std::to_string(x.pair.init) + "->" +
+                 std::to_string(x.pair.target) + " at the tool's own iteration");
+    sim::Injection inj;
+    inj.ramp_shape = shape;
+    SimRun run(x.profile, x.seed, inj);
+    EngineSettings s = small({x.pair.init, x.pair.target});
+    s.pairs = {x.pair};
+    s.plan.capture_ms = 100;
+    s.min_measurements = s.max_measurements = 12;
+    run.run(s);
+    ASSERT_EQ(run.recorder.results.size(), 1u);
+    const auto& r = run.recorder.results.front();
+    expect_within_bounds(run.state, r, false, true);
+    std::vector<double> abs_errors_us;
+    for (const auto& row : r.rows) {
+      const double e_us = (row.switching_ms - row.truth->switching_ms) * 1e3;
+      abs_errors_us.push_back(std::abs(e_us));
+      EXPECT_LE(std::abs(e_us), 3 * std::hypot(row.switching_uncertainty_us, row.sync_uncertainty_us));
+    }
+    if (!abs_errors_us.empty())
+      std::printf("%-14s refused at 2048 FMAs, %s seed %llu %d->%d at %lld FMAs: n %zu, median |error| %.2f us\n",
+                  sim::to_string(shape), x.profile.c_str(), static_cast<unsigned long long>(x.seed), x.pair.init,
+                  x.pair.target, static_cast<long long>(r.iteration_fmas), r.rows.size(),
+                  summarise(abs_errors_us).median);
+  }
   if (bound.stated) return;
   EXPECT_LE(abs.median, bound.median_us);
   if (bound.earliest_iterations > 0) {
