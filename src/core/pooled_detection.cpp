@@ -716,24 +716,42 @@ class PooledHinges {
     std::vector<Sums> sums;
     std::vector<std::uint32_t> buckets;
   };
+  // Which end of the change a hinge dates. At the arrival the records are
+  // on the target's line after T; at the departure, mirrored in time, on
+  // the initial clock's line before it, so that u runs backwards and the
+  // same fit applies.
+  enum class Side { arrival, departure };
   // Residuals against each SM's line over `line_iterations` from two
-  // iterations after `origin` (a tentative arrival): near the change, so the
-  // boundaries' slow common wander cannot build up, and after it, so no
-  // level of the ramp tilts the line.
+  // iterations beyond `origin` (a tentative arrival, or departure) on the
+  // steady side: near the change, so the boundaries' slow common wander
+  // cannot build up, and clear of it, so no level of the ramp tilts the line.
   PooledHinges(const std::vector<SmState*>& sms, Nanos request_gpu_ns, double origin, double slope, double before,
-               double after, double sigma, std::int64_t line_iterations, Buffers& buffers)
-      : origin_(origin), slope_(slope), noise2_(sigma * sigma), points_(buffers.points), sums_(buffers.sums),
-        buckets_(buffers.buckets) {
+               double after, double sigma, std::int64_t line_iterations, Buffers& buffers,
+               Side side = Side::arrival)
+      : origin_(origin), slope_(side == Side::arrival ? slope : -slope), noise2_(sigma * sigma),
+        points_(buffers.points), sums_(buffers.sums), buckets_(buffers.buckets) {
     points_.clear();
+    const auto at = [&](double iterations) { return request_gpu_ns + std::llround(origin + iterations * slope_); };
     for (const SmState* st : sms) {
-      const std::int64_t from = st->e.first_at_or_after(request_gpu_ns + std::llround(origin + 2 * slope));
-      if (from + line_iterations > st->e.last()) continue;
-      const Line line = st->fit(from, from + line_iterations);
-      std::int64_t i = st->e.first_at_or_after(request_gpu_ns + std::llround(origin - before * slope));
+      Line line;
+      if (side == Side::arrival) {
+        const std::int64_t from = st->e.first_at_or_after(at(2));
+        if (from + line_iterations > st->e.last()) continue;
+        line = st->fit(from, from + line_iterations);
+      } else {
+        const std::int64_t to = st->e.first_at_or_after(at(2)) - 1;
+        const std::int64_t from = std::max(st->initial.i0, to - line_iterations);
+        if (to - from < 4 || to > st->e.last()) continue;
+        line = st->fit(from, to);
+      }
+      // The boundaries from u = −before to u = after, read in time order
+      // (the sort below orders them by u).
+      const bool forward = side == Side::arrival;
+      std::int64_t i = st->e.first_at_or_after(at(forward ? -before : after));
       if (i > st->e.last()) continue;
       for (Nanos e = st->e.at(i); i <= st->e.last(); e += st->e.duration(i), ++i) {
-        const double u = (static_cast<double>(e - request_gpu_ns) - origin) / slope;
-        if (u > after) break;
+        const double u = (static_cast<double>(e - request_gpu_ns) - origin) / slope_;
+        if (forward ? u > after : u < -before) break;
         points_.push_back({u, line.residual(i, e)});
         if (i == st->e.last()) break;
       }
@@ -751,7 +769,7 @@ class PooledHinges {
   }
   std::size_t points() const { return points_.size(); }
   struct Fit {
-    double arrival = 0;  // ns after the request
+    double arrival = 0;  // ns after the request (mirrored: the departure)
     double gain = 0;     // squared residual saved against T = origin, in boundary noises²
     bool at_reach = false;  // the best T is the last the fit can reach
   };
@@ -1193,7 +1211,28 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
     }
     departures.push_back(std::min(st.departure_ns, arrival));
   }
-  const double departure = median(departures);
+  // Then pooled, as the arrival, mirrored in time: each SM's hinge assumes
+  // one rate from its departure on, where a ramp's first levels lag less
+  // than the later ones its ratio was taken over (a linear ramp's lag
+  // starts as a parabola), and dated the departure late: the transition
+  // of linear ramps was short by 1.5 to 6 slower iterations (EveryRampShape,
+  // docs/methodology.md). A curved hinge over the SMs' boundaries around it
+  // moves it while it explains the records clearly better.
+  double departure = median(departures);
+  std::vector<SmState*> every_sm;
+  for (auto& st : sms) every_sm.push_back(&st);
+  constexpr double kDepartureReach = 4;  // iterations either side a round reads
+  for (int round = 0; round < kRounds; ++round) {
+    const PooledHinges hinges(every_sm, request_gpu_ns, departure, initial_slope, kDepartureReach, kDepartureReach + 1,
+                              sigma, 2 * s.min_confirmation_iterations, hinge_buffers, PooledHinges::Side::departure);
+    if (hinges.points() < 3 * every_sm.size()) break;
+    const PooledHinges::Fit fit = hinges.hinge(kDepartureReach, kDepartureReach + 1, true);
+    if (fit.gain <= s.z * s.z) break;
+    const double next = std::clamp(fit.arrival, 0.0, arrival);
+    const bool moved = std::abs(next - departure) > initial_slope / 8;
+    departure = next;
+    if (!moved) break;
+  }
 
   Measurement m;
   m.outcome = MeasurementOutcome::accepted;
