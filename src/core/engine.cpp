@@ -399,9 +399,8 @@ void Engine::coarsen_iteration(PairProgress& p) {
   // each iteration's lag four times larger against the same timer noise;
   // the pair's own calibrations follow (docs/methodology.md, "Pair validity
   // and separability").
-  constexpr std::int64_t kCoarsest = 65536;
-  if (settings_.plan.iteration_fmas || p.usual_fmas >= kCoarsest) return;
-  p.fmas = p.usual_fmas = std::min(4 * p.usual_fmas, kCoarsest);
+  if (settings_.plan.iteration_fmas || p.usual_fmas >= kCoarsestIterationFmas) return;
+  p.fmas = p.usual_fmas = std::min(4 * p.usual_fmas, kCoarsestIterationFmas);
   ++p.result.iteration_coarsenings;
 }
 
@@ -476,7 +475,7 @@ PairResult Engine::measure_pair(ClockPair pair, std::size_t number, std::size_t 
   p.result.status = "measured";
   p.number = number;
   p.capture_ms = p.usual_capture_ms = state_.capture_ms;
-  p.fmas = p.usual_fmas = state_.iteration_fmas;
+  p.fmas = p.usual_fmas = pair_fmas(pair);
   PairResult& result = p.result;
   const Nanos pair_start = workload_.time().now_ns();
   int raises = 0;  // of the wake-up, for the next tries of this measurement only
@@ -551,8 +550,7 @@ void Engine::plan_cost(const std::vector<ClockPair>& measured, const std::vector
     pp.pair = pair;
     const auto it = by_target.find(pair.target);
     pp.latency_ms = it != by_target.end() ? moments_of(it->second).mean : typical;
-    std::int64_t fmas = state_.iteration_fmas;
-    if (state_.schedule == Schedule::chained) fmas = walk_fmas(pair);
+    const std::int64_t fmas = state_.schedule == Schedule::chained ? walk_fmas(pair) : pair_fmas(pair);
     pp.iteration_ns = calibration(pair.target, fmas).pooled.iteration.mean;
     pp.init_iteration_ns = calibration(pair.init, fmas).pooled.iteration.mean;
     pp.wakeup_ms = wakeup_for(pair.init);
@@ -591,7 +589,17 @@ std::vector<std::vector<ClockPair>> Engine::groups_of(const std::vector<ClockPai
 }
 
 std::int64_t Engine::walk_fmas(ClockPair pair) {
-  return std::max(slice_fmas(pair), slice_fmas({pair.target, pair.init}));
+  return std::max({slice_fmas(pair), slice_fmas({pair.target, pair.init}), pair_fmas(pair)});
+}
+
+std::int64_t Engine::pair_fmas(ClockPair pair) {
+  const std::int64_t run = state_.iteration_fmas;
+  // A fixed iteration is the user's; the paper's detector has its own gate.
+  if (settings_.plan.iteration_fmas || settings_.detector != Detector::pooled) return run;
+  const ClockCalibration& a = calibration(pair.init, run);
+  const ClockCalibration& b = calibration(pair.target, run);
+  return separable_iteration_fmas(run, a.pooled.iteration.mean - b.pooled.iteration.mean,
+                                  std::max(a.pooled.iteration.sd, b.pooled.iteration.sd));
 }
 
 std::vector<std::vector<ClockPair>> Engine::walks_of(const std::vector<ClockPair>& todo) {

@@ -367,6 +367,9 @@ class Engine {
   std::vector<std::vector<ClockPair>> walks_of(const std::vector<ClockPair>& todo);
   // The iteration both directions of a pair of clocks run at, chained.
   std::int64_t walk_fmas(ClockPair pair);
+  // The run's iteration, or a coarser one where the pooled detector needs
+  // it for this pair's clocks (separable_iteration_fmas).
+  std::int64_t pair_fmas(ClockPair pair);
   std::vector<PairResult> measure_group(const std::vector<ClockPair>& group, std::size_t first_number,
                                         std::size_t count);
   // Measures a sample of the groups to their stop and plans the rest from

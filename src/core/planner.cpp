@@ -18,6 +18,17 @@ std::int64_t iteration_fmas_for(double capture_ms, double ns_per_fma_at_fastest,
   return fmas;
 }
 
+std::int64_t separable_iteration_fmas(std::int64_t fmas, double difference_ns, double sd_ns, std::int64_t coarsest) {
+  const double needed = kRampLevels * sd_ns;
+  double difference = std::abs(difference_ns);
+  std::int64_t chosen = fmas;
+  while (chosen < coarsest && difference < needed) {
+    chosen *= 2;
+    difference *= 2;
+  }
+  return std::max(fmas, std::min(chosen, coarsest));
+}
+
 WindowPlan plan_window(double capture_ms, double wakeup_ms, const ClockCalibration& initial,
                        const ClockCalibration& target, const PlanSettings& s) {
   WindowPlan p;

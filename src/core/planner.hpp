@@ -35,6 +35,24 @@ struct PlanSettings {
 std::int64_t iteration_fmas_for(double capture_ms, double ns_per_fma_at_fastest,
                                  const PlanSettings& settings);
 
+// The coarsest iteration the engine moves a pair to (65536 FMAs: about
+// 130 µs an iteration at 2 GHz).
+inline constexpr std::int64_t kCoarsestIterationFmas = 65536;
+
+// What the pooled detector needs of a pair's iteration: the two clocks'
+// iteration lengths `difference_ns` apart (at `fmas`) by at least
+// kRampLevels times `sd_ns` (their calibrated iteration sd), so that the
+// last level of a ramp in that many equal levels still lags a boundary by
+// about one sd an iteration. Closer, the last level of a linear ramp lies
+// within the records' noise for iterations, and the arrival was dated up to
+// 2.1 target iterations early (docs/methodology.md, "Pair validity and
+// separability"). Returns `fmas` doubled as often as that takes (the
+// difference grows with the iteration, the timer's noise does not), at most
+// `coarsest`.
+inline constexpr double kRampLevels = 32;
+std::int64_t separable_iteration_fmas(std::int64_t fmas, double difference_ns, double sd_ns,
+                                      std::int64_t coarsest = kCoarsestIterationFmas);
+
 struct WindowPlan {
   std::int64_t iteration_fmas = 0;
   std::int64_t warmup_iterations = 0;   // separate kernel that reaches the initial clock

@@ -92,7 +92,8 @@ double iteration_ms(const RunState& st, const PairResult& r, Mhz mhz) {
 // than the sync uncertainty plus two ticks, never late by more than 4 target
 // iterations plus that, median error between 1 and 2.5 target iterations
 // (the maximum over SMs of the end of the first clean iteration).
-void expect_within_bounds(const RunState& st, const PairResult& r, bool paper_bounds = true, bool pooled_bounds = true) {
+void expect_within_bounds(const RunState& st, const PairResult& r, bool paper_bounds = true, bool pooled_bounds = true,
+                          bool close_transitions = false) {
   ASSERT_EQ(r.status, "measured") << to_string(r.reason.code);
   ASSERT_FALSE(r.rows.empty());
   if (!pooled_bounds) return;
@@ -118,11 +119,14 @@ void expect_within_bounds(const RunState& st, const PairResult& r, bool paper_bo
     paper_errors.push_back(pe / it);
   }
   const Summary pooled = summarise(errors);
-  // Transition: bounded where the clocks are at least 5 % apart; on closer
-  // pairs a linear ramp's start is too slight to date the departure yet
-  // (rtx6000 1845<->1815: -122 to -144 us median error; docs/methodology.md).
+  // Transition: bounded where the clocks are at least 5 % apart, and on
+  // closer pairs where asked (`close_transitions`): at the iteration the
+  // tool chooses for them it holds there too (EveryRampShape), at a fixed
+  // one a linear ramp's start can be too slight to date (rtx6000 seed 53
+  // 1950->1980 at 2048 FMAs: per-pair median 1435 slower iterations off;
+  // docs/methodology.md).
   const bool wide = std::abs(r.pair.init - r.pair.target) >= 0.05 * std::max(r.pair.init, r.pair.target);
-  if (wide) {
+  if (wide || close_transitions) {
     EXPECT_LE(summarise(transition_errors).median, 2 * slow) << r.pair.init << "->" << r.pair.target;
   }
   EXPECT_LE(pooled.median, 1.5 * std::max(0.25 * it, 1e-3)) << r.pair.init << "->" << r.pair.target;
@@ -460,11 +464,15 @@ TEST(Engine, ClosePairIsMeasuredNotReportedEarly) {
 // Two clock steps apart with a last ramp level within a boundary's noise of
 // the target (linear ramps, overshoots, slow approaches), no SM can place the
 // change at 1024 FMAs and every window was refused: the pairs were skipped
-// ("5 measurements failed after 5 tries each"). A measurement refused on every
-// try now moves its pair to a coarser iteration, where both directions are
-// measured, and no measurement misses the truth by more than three times its
-// stated uncertainty.
-TEST(Engine, ClosePairWithUnplaceableRampsMovesToACoarserIteration) {
+// ("5 measurements failed after 5 tries each"), and later moved to a coarser
+// iteration after a measurement was refused on every try. The gate now
+// chooses the coarser iteration before the first window
+// (separable_iteration_fmas: 32768 FMAs here), both directions are measured,
+// and at most 2 % of the measurements miss the truth by more than three
+// times their stated uncertainty (2 of the 300 here, both overshoots, seed
+// 3: 21.2 us against 19.4, 42.5 against 21.2).
+TEST(Engine, ClosePairWithSlightRampsIsMeasuredAtACoarserIteration) {
+  int beyond_uncertainty = 0, measurements = 0;
   for (const sim::RampShape shape : {sim::RampShape::linear, sim::RampShape::overshoot, sim::RampShape::slow_approach})
     for (const std::uint64_t seed : {3, 4}) {
       SCOPED_TRACE(std::string(sim::to_string(shape)) + " seed " + std::to_string(seed));
@@ -477,12 +485,11 @@ TEST(Engine, ClosePairWithUnplaceableRampsMovesToACoarserIteration) {
       s.min_measurements = s.max_measurements = 25;
       run.run(s);
       ASSERT_EQ(run.recorder.results.size(), 2u);
-      int coarsenings = 0;
       for (const auto& r : run.recorder.results) {
         EXPECT_EQ(r.status, "measured") << r.pair.init << "->" << r.pair.target << ": " << to_string(r.reason.code);
         EXPECT_EQ(r.rows.size(), 25u);
-        EXPECT_GT(r.iteration_fmas, 1024) << "still the iteration at which every window was refused";
-        coarsenings += r.iteration_coarsenings;
+        EXPECT_EQ(r.iteration_fmas, 32768) << "the gate's iteration for 1980 <-> 1950";
+        EXPECT_EQ(r.iteration_coarsenings, 0) << "moved before its first window, not after refusals";
         // The target's iteration, scaled from the run's calibration to the
         // pair's iteration (the pair's own calibrations are not kept there).
         double it_us = 0;
@@ -498,10 +505,9 @@ TEST(Engine, ClosePairWithUnplaceableRampsMovesToACoarserIteration) {
           abs_iterations.push_back(std::abs(e_us) / it_us);
           abs_us.push_back(std::abs(e_us));
           earliest = std::min(earliest, e_us / it_us);
-          EXPECT_LE(std::abs(e_us), 3 * std::hypot(row.switching_uncertainty_us, row.sync_uncertainty_us));
-          // Linear ramps: up to 1.43 target iterations early here (the known
-          // limit, docs/methodology.md); the others within one.
-          EXPECT_GE(e_us, -(shape == sim::RampShape::linear ? 1.5 : 1.0) * it_us - row.sync_uncertainty_us);
+          beyond_uncertainty += std::abs(e_us) > 3 * std::hypot(row.switching_uncertainty_us, row.sync_uncertainty_us);
+          ++measurements;
+          EXPECT_GE(e_us, -it_us - row.sync_uncertainty_us);  // never early beyond one target iteration
         }
         std::printf("%-13s seed %llu %d->%d at %lld FMAs: median |error| %.2f us, earliest %.2f, largest |error| %.2f "
                     "target iterations\n",
@@ -510,9 +516,10 @@ TEST(Engine, ClosePairWithUnplaceableRampsMovesToACoarserIteration) {
                     *std::max_element(abs_iterations.begin(), abs_iterations.end()));
         EXPECT_LE(summarise(abs_iterations).p99, 2.0);
       }
-      EXPECT_GE(coarsenings, 1);
     }
+  EXPECT_LE(beyond_uncertainty, 0.02 * measurements);
 }
+
 
 // The same pairs at an iteration the user fixed: it is never coarsened, so
 // the pair is skipped, and its reason says how the tries failed and at
@@ -572,21 +579,6 @@ TEST(Engine, RandomPairsOnEveryProfileMeetThePooledBounds) {
     }
   }
 }
-
-// Every ramp shape of the simulator, forced on every switch, on wide,
-// two-step and random pairs, several seeds and profiles. Four and 1-8
-// steps, overshoots and stalls meet the pooled bounds; on the others the
-// detector is not there yet, and this test holds it to what it does today
-// (docs/methodology.md, "Simulator"), printing the figures the docs quote.
-struct ShapeBound {
-  bool stated = false;  // the stated bounds, pair by pair
-  // Else what holds today over all its measurements: the median |error|,
-  // and, where the tail is bounded at all, the earliest error and the p99
-  // |error| in target iterations (0: not bounded yet).
-  double median_us = 0;
-  double earliest_iterations = 0;
-  double p99_iterations = 0;
-};
 
 // The seeds a test runs, or those the environment variable `name` lists
 // ("53 61"), to see its figures on others (docs/methodology.md quotes some).
@@ -689,31 +681,21 @@ TEST(Engine, ObserversReadEachWindowAsTheDetectorsDid) {
 
 class EveryRampShape : public ::testing::TestWithParam<sim::RampShape> {};
 
+// Every ramp shape of the simulator, forced on every switch, on wide,
+// two-step and random pairs, several seeds and profiles, at the iteration
+// the tool chooses: each pair within the stated bounds, its transition too
+// (close pairs included), and where the detector is unsure it says so.
+// On twelve seeds (LATEST_RAMP_SEEDS="31 47 53 61 71 83" and "97 101 113
+// 127 131 137") three pairs of the 864 and one shape's uncertainty still
+// miss (docs/methodology.md, "Simulator"). At a fixed 2048 FMAs linear
+// ramps two steps apart were up to 2.13 target iterations early: the
+// iteration the tool chooses for such pairs is what makes them exact
+// (separable_iteration_fmas).
 TEST_P(EveryRampShape, MeetsItsBounds) {
   const sim::RampShape shape = GetParam();
-  const std::map<sim::RampShape, ShapeBound> bounds = {
-      {sim::RampShape::four_steps, {true}},
-      {sim::RampShape::steps, {true}},
-      {sim::RampShape::stall, {true}},
-      // Earliest -1.65 and -2.13, p99 1.43 and 1.59 on these two seeds and
-      // ten others (docs/methodology.md).
-      {sim::RampShape::linear, {false, 1.5, 2.25, 1.65}},
-      {sim::RampShape::overshoot, {true}},
-      // Earliest -0.76 and -1.37, p99 0.85 and 0.73 on these two seeds and
-      // ten others (docs/methodology.md), where a pair or two miss the
-      // stated bounds: the held-to bounds of a shape not yet within them.
-      {sim::RampShape::slow_approach, {false, 1.5, 1.5, 1.0}},
-  };
-  const ShapeBound bound = bounds.at(shape);
   std::vector<double> abs_us, iterations;
   int beyond_uncertainty = 0;  // |error| > 3 x (own uncertainty (+) sync uncertainty)
-  constexpr std::int64_t kFixedFmas = 2048;
-  struct Refused {
-    std::string profile;
-    std::uint64_t seed;
-    ClockPair pair;
-  };
-  std::vector<Refused> refused;  // not measured at the fixed iteration
+  double gpu_seconds = 0;
   for (const std::string profile : {"h200", "a100", "rtx6000"}) {
     for (std::uint64_t seed : seeds_or("LATEST_RAMP_SEEDS", {31, 47})) {
       const auto& clocks = sim::profile_named(profile).clocks;
@@ -727,27 +709,24 @@ TEST_P(EveryRampShape, MeetsItsBounds) {
       SimRun run(profile, seed, inj);
       EngineSettings s = small({clocks[a], clocks[b], clocks[a - 2]});
       s.pairs = {{clocks[a], clocks[b]}, {clocks[b], clocks[a]}, {clocks[a], clocks[a - 2]}, {clocks[a - 2], clocks[a]}};
-      s.plan.iteration_fmas = kFixedFmas;
       s.plan.capture_ms = 100;
       s.min_measurements = s.max_measurements = 12;
       const auto started = std::chrono::steady_clock::now();
       run.run(s);
-      // What each run cost (close pairs on some shapes cost tens of GPU-s):
-      // docs/methodology.md quotes these lines.
+      // What each run cost and at which iteration: docs/methodology.md quotes these lines.
       std::printf("  %s seed %llu: %.1f s host;", profile.c_str(), static_cast<unsigned long long>(seed),
                   std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-      for (const auto& r : run.recorder.results)
-        std::printf(" %d->%d %s n %zu windows %d retries %d %.1f GPU-s;", r.pair.init, r.pair.target, r.status.c_str(),
-                    r.rows.size(), r.windows, r.capture_retries, r.gpu_seconds);
+      for (const auto& r : run.recorder.results) {
+        std::printf(" %d->%d %s n %zu at %lld FMAs windows %d retries %d %.1f GPU-s;", r.pair.init, r.pair.target,
+                    r.status.c_str(), r.rows.size(), static_cast<long long>(r.iteration_fmas), r.windows,
+                    r.capture_retries, r.gpu_seconds);
+        gpu_seconds += r.gpu_seconds;
+      }
       std::printf("\n");
       for (const auto& r : run.recorder.results) {
         SCOPED_TRACE(profile + " seed " + std::to_string(seed) + " " + sim::to_string(shape));
         if (r.status == "skipped" && std::abs(r.pair.init - r.pair.target) == 15) continue;  // neighbours
-        if (r.status != "measured" && !bound.stated) {
-          refused.push_back({profile, seed, r.pair});
-          continue;
-        }
-        expect_within_bounds(run.state, r, false, bound.stated);
+        expect_within_bounds(run.state, r, false, true, true);
         const double it = iteration_ms(run.state, r, r.pair.target);
         for (const auto& row : r.rows) {
           const double e = row.switching_ms - row.truth->switching_ms;
@@ -759,52 +738,16 @@ TEST_P(EveryRampShape, MeetsItsBounds) {
       }
     }
   }
+  ASSERT_FALSE(iterations.empty());
   std::vector<double> abs_iterations;
   for (double x : iterations) abs_iterations.push_back(std::abs(x));
   const Summary abs = summarise(abs_us), rel = summarise(abs_iterations);
   const double earliest = *std::min_element(iterations.begin(), iterations.end());
-  std::printf("%-14s n %zu  median |error| %.2f us  p99 |error| %.2f target iterations  earliest %.2f  pairs not measured %zu\n",
-              sim::to_string(shape), iterations.size(), abs.median, rel.p99, earliest, refused.size());
+  std::printf("%-14s n %zu  median |error| %.2f us  p99 |error| %.2f target iterations  earliest %.2f  %.1f GPU-s\n",
+              sim::to_string(shape), iterations.size(), abs.median, rel.p99, earliest, gpu_seconds);
   std::printf("%-14s beyond three times the stated uncertainty: %d of %zu\n", sim::to_string(shape), beyond_uncertainty,
               iterations.size());
-  // Every shape, stated bounds or not: where the detector is unsure, it says so.
   EXPECT_LE(beyond_uncertainty, 0.02 * static_cast<double>(iterations.size()));
-  // A pair two or more steps apart that the fixed iteration left unmeasured
-  // is measured at the iteration the tool chooses (a fixed one is never
-  // coarsened), within the stated bounds, and no measurement misses beyond
-  // three times its stated uncertainty (rtx6000 seed 53's slow approach: docs/methodology.md).
-  for (const Refused& x : refused) {
-    SCOPED_TRACE(x.profile + " seed " + std::to_string(x.seed) + " " + std::to_string(x.pair.init) + "->" +
-                 std::to_string(x.pair.target) + " at the tool's own iteration");
-    sim::Injection inj;
-    inj.ramp_shape = shape;
-    SimRun run(x.profile, x.seed, inj);
-    EngineSettings s = small({x.pair.init, x.pair.target});
-    s.pairs = {x.pair};
-    s.plan.capture_ms = 100;
-    s.min_measurements = s.max_measurements = 12;
-    run.run(s);
-    ASSERT_EQ(run.recorder.results.size(), 1u);
-    const auto& r = run.recorder.results.front();
-    expect_within_bounds(run.state, r, false, true);
-    std::vector<double> abs_errors_us;
-    for (const auto& row : r.rows) {
-      const double e_us = (row.switching_ms - row.truth->switching_ms) * 1e3;
-      abs_errors_us.push_back(std::abs(e_us));
-      EXPECT_LE(std::abs(e_us), 3 * std::hypot(row.switching_uncertainty_us, row.sync_uncertainty_us));
-    }
-    if (!abs_errors_us.empty())
-      std::printf("%-14s refused at %lld FMAs, %s seed %llu %d->%d at %lld FMAs: n %zu, median |error| %.2f us\n",
-                  sim::to_string(shape), static_cast<long long>(kFixedFmas), x.profile.c_str(), static_cast<unsigned long long>(x.seed), x.pair.init,
-                  x.pair.target, static_cast<long long>(r.iteration_fmas), r.rows.size(),
-                  summarise(abs_errors_us).median);
-  }
-  if (bound.stated) return;
-  EXPECT_LE(abs.median, bound.median_us);
-  if (bound.earliest_iterations > 0) {
-    EXPECT_GE(earliest, -bound.earliest_iterations);
-    EXPECT_LE(rel.p99, bound.p99_iterations);
-  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Sim, EveryRampShape, ::testing::ValuesIn(sim::kRampShapes),

@@ -23,6 +23,22 @@ TEST(Planner, IterationIsThePowerOfTwoThatFitsTheCapture) {
   EXPECT_EQ(iteration_fmas_for(5000, 2.3, s), 777);
 }
 
+// Two clocks whose iterations differ by 88 ns at 2048 FMAs against a 24 ns
+// sd (an H200 pair two steps apart): 32 sd is 768 ns, reached at 16x the
+// iteration (704 ns at 8x is still short), so 32768 FMAs; a wide pair keeps its
+// iteration; the doubling stops at the coarsest, and never makes a given
+// iteration finer.
+TEST(Planner, SeparableIterationDoublesUntilTheDifferenceIsWellAboveTheNoise) {
+  EXPECT_EQ(separable_iteration_fmas(2048, 88, 24), 32768);
+  EXPECT_EQ(separable_iteration_fmas(2048, -88, 24), 32768);
+  EXPECT_EQ(separable_iteration_fmas(2048, 768, 24), 2048);
+  EXPECT_EQ(separable_iteration_fmas(2048, 767, 24), 4096);
+  EXPECT_EQ(separable_iteration_fmas(2048, 4000, 24), 2048);
+  EXPECT_EQ(separable_iteration_fmas(2048, 1, 24), kCoarsestIterationFmas);
+  EXPECT_EQ(separable_iteration_fmas(2048, 1, 24, 8192), 8192);
+  EXPECT_EQ(separable_iteration_fmas(131072, 1, 24), 131072);
+}
+
 TEST(Planner, WindowCoversDelayCaptureAndConfirmation) {
   PlanSettings s;
   const WindowPlan p = plan_window(100, 20, cal(1980, 2000, 1024), cal(990, 4000, 1024), s);
