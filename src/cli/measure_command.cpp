@@ -113,6 +113,8 @@ nlohmann::json plan_json(const EngineSettings& s, const RunState& st, std::int64
                       {"capture_ms", st.capture_ms},
                       {"pilot_measurements", st.pilot.size()}};
   if (s.save_traces) j["traces_upto_mb"] = static_cast<double>(traces_upto) / (1 << 20);
+  if (s.plan.iteration_fmas)
+    if (const std::string note = finer_than_needed(st.checks, *s.plan.iteration_fmas); !note.empty()) j["note"] = note;
   return j;
 }
 
@@ -134,6 +136,7 @@ void print_plan(const nlohmann::json& plan) {
              "just now (a run repeats them)\n",
              duration_text(plan["gpu_seconds"].get<double>()), plan["sampled_pairs"].get<int>(),
              duration_text(plan["spent_gpu_seconds"].get<double>()));
+  if (plan.contains("note")) fmt::print("note: {}\n", plan["note"].get<std::string>());
 }
 
 // What happened to a pair beyond its numbers: discarded measurements (and
@@ -429,6 +432,9 @@ std::string measure_gpu(const MeasureOptions& o, const std::string& device, bool
     fmt::print(stderr, "latest: {}the traces of {} measurements were not kept: the run's trace budget ({:.0f} MB) was spent{}\n",
                label, session.state.traces_dropped, static_cast<double>(settings.trace_budget_bytes) / (1 << 20),
                o.save_traces ? "; raise --save-traces-limit" : "");
+  if (settings.plan.iteration_fmas)
+    if (const std::string note = finer_than_needed(session.state.checks, *settings.plan.iteration_fmas); !note.empty())
+      fmt::print(stderr, "latest: {}{}\n", label, note);
   fmt::print("analysis in {}/analysis, report in {}/report.html\n", output, output);
   return output;
 }

@@ -62,4 +62,20 @@ std::string describe(const SkipReason& r) {
   return to_string(r.code);
 }
 
+std::string finer_than_needed(const std::vector<PairCheck>& checks, std::int64_t fixed_fmas) {
+  std::size_t finer = 0;
+  const PairCheck* most = nullptr;
+  for (const PairCheck& c : checks) {
+    if (c.skip.skipped() || c.separable_fmas <= fixed_fmas) continue;
+    ++finer;
+    if (!most || c.separable_fmas > most->separable_fmas) most = &c;
+  }
+  if (!most) return {};
+  return fmt::format(
+      "--iteration-fmas {} is finer than the pooled detector needs for {} measured pair{} ({}->{} needs {}): where "
+      "the clock's last ramp step is slight their latencies can be early by more than one iteration; leave "
+      "--iteration-fmas out to let the tool choose (docs/methodology.md, \"Pair validity and separability\")",
+      fixed_fmas, finer, finer == 1 ? "" : "s", most->pair.init, most->pair.target, most->separable_fmas);
+}
+
 }  // namespace latest::cli

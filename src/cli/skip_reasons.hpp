@@ -1,12 +1,18 @@
 #pragma once
 // A skipped pair's reason in words, naming the options that change it.
 #include <string>
+#include <vector>
 
 #include "core/engine.hpp"
 
 namespace latest::cli {
 
 std::string describe(const SkipReason& reason);
+
+// Where a fixed --iteration-fmas is finer than the pooled detector needs for
+// some measured pairs (PairCheck::separable_fmas), a note saying how many,
+// the one that needs the most, and the way out; empty otherwise.
+std::string finer_than_needed(const std::vector<PairCheck>& checks, std::int64_t fixed_fmas);
 
 // NVML's clock-event reason bits in words ("software power cap, ...").
 std::string clock_event_reasons_text(unsigned long long raw);

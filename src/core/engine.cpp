@@ -192,6 +192,7 @@ std::vector<ClockPair> Engine::check_pairs() {
                     .limit = settings_.max_band_overlap};
     }
     if (!check.skip.skipped()) measured.push_back(pair);
+    if (settings_.detector == Detector::pooled) check.separable_fmas = separable_fmas(pair);
     state_.checks.push_back(check);
   }
   return measured;
@@ -593,9 +594,13 @@ std::int64_t Engine::walk_fmas(ClockPair pair) {
 }
 
 std::int64_t Engine::pair_fmas(ClockPair pair) {
-  const std::int64_t run = state_.iteration_fmas;
   // A fixed iteration is the user's; the paper's detector has its own gate.
-  if (settings_.plan.iteration_fmas || settings_.detector != Detector::pooled) return run;
+  if (settings_.plan.iteration_fmas || settings_.detector != Detector::pooled) return state_.iteration_fmas;
+  return separable_fmas(pair);
+}
+
+std::int64_t Engine::separable_fmas(ClockPair pair) {
+  const std::int64_t run = state_.iteration_fmas;
   const ClockCalibration& a = calibration(pair.init, run);
   const ClockCalibration& b = calibration(pair.target, run);
   return separable_iteration_fmas(run, a.pooled.iteration.mean - b.pooled.iteration.mean,

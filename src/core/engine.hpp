@@ -92,6 +92,10 @@ struct PairCheck {
   Interval difference_ns;
   double band_overlap = 0;
   SkipReason skip;  // none when the pair is measured
+  // The iteration the pooled detector needs for this pair
+  // (separable_iteration_fmas from the run's); 0 with the paper's detector.
+  // Above a fixed --iteration-fmas, the pair is measured finer than that.
+  std::int64_t separable_fmas = 0;
 };
 
 struct ThrottleEvent {
@@ -368,8 +372,11 @@ class Engine {
   // The iteration both directions of a pair of clocks run at, chained.
   std::int64_t walk_fmas(ClockPair pair);
   // The run's iteration, or a coarser one where the pooled detector needs
-  // it for this pair's clocks (separable_iteration_fmas).
+  // it for this pair's clocks (separable_fmas), unless the iteration is fixed.
   std::int64_t pair_fmas(ClockPair pair);
+  // What the pooled detector needs: separable_iteration_fmas from the run's
+  // iteration and its calibrations of the two clocks.
+  std::int64_t separable_fmas(ClockPair pair);
   std::vector<PairResult> measure_group(const std::vector<ClockPair>& group, std::size_t first_number,
                                         std::size_t count);
   // Measures a sample of the groups to their stop and plans the rest from

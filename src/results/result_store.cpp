@@ -196,6 +196,7 @@ void ResultStore::record_state(const RunState& s) {
     j["difference_ns"] = {c.difference_ns.low, c.difference_ns.high};
     j["band_overlap"] = c.band_overlap;
     j["valid"] = !c.skip.skipped();
+    if (c.separable_fmas > 0) j["separable_iteration_fmas"] = c.separable_fmas;
     if (c.skip.skipped()) {
       j["skip_reason"] = skip_text_(c.skip);
       j["skip_code"] = to_string(c.skip.code);

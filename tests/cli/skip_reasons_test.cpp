@@ -39,5 +39,26 @@ TEST(SkipReasons, OtherFailuresSayWhatFailedAndNoIterationAdvice) {
   EXPECT_FALSE(has(captured, "FMAs")) << captured;
 }
 
+// A fixed iteration finer than the pooled detector needs for some measured
+// pairs is said once, with how many, the one needing the most and the way
+// out; skipped pairs and pairs it suffices for are not counted.
+TEST(SkipReasons, AFixedIterationFinerThanNeededIsSaid) {
+  const auto check = [](Mhz a, Mhz b, std::int64_t needs, bool skipped = false) {
+    PairCheck c;
+    c.pair = {a, b};
+    c.separable_fmas = needs;
+    if (skipped) c.skip = {.code = SkipReason::Code::bands_overlap};
+    return c;
+  };
+  const std::vector<PairCheck> checks = {check(1980, 990, 2048), check(1980, 1950, 32768), check(1950, 1980, 32768),
+                                         check(1980, 1965, 65536, true)};
+  const std::string text = finer_than_needed(checks, 2048);
+  EXPECT_TRUE(has(text, "--iteration-fmas 2048 is finer than the pooled detector needs for 2 measured pairs")) << text;
+  EXPECT_TRUE(has(text, "1980->1950 needs 32768")) << text;
+  EXPECT_TRUE(has(text, "leave --iteration-fmas out")) << text;
+  EXPECT_EQ(finer_than_needed(checks, 32768), "");
+  EXPECT_EQ(finer_than_needed({check(1980, 990, 0)}, 1024), "") << "the paper's detector: nothing needed";
+}
+
 }  // namespace
 }  // namespace latest::cli

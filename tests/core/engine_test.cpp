@@ -523,7 +523,8 @@ TEST(Engine, ClosePairWithSlightRampsIsMeasuredAtACoarserIteration) {
 
 // The same pairs at an iteration the user fixed: it is never coarsened, so
 // the pair is skipped, and its reason says how the tries failed and at
-// which iteration (the CLI then names --iteration-fmas as the way out).
+// which iteration (the CLI then names --iteration-fmas as the way out); the
+// run keeps the iteration the pooled detector needed for each pair.
 TEST(Engine, ClosePairAtAFixedIterationIsSkippedSayingWhy) {
   sim::Injection inj;
   inj.ramp_shape = sim::RampShape::slow_approach;
@@ -544,6 +545,9 @@ TEST(Engine, ClosePairAtAFixedIterationIsSkippedSayingWhy) {
     EXPECT_TRUE(r.reason.fmas_fixed);
     EXPECT_EQ(r.iteration_coarsenings, 0);
   }
+  // What the tool would have chosen, kept for the CLI's note (finer_than_needed).
+  ASSERT_EQ(run.state.checks.size(), 2u);
+  for (const PairCheck& c : run.state.checks) EXPECT_EQ(c.separable_fmas, 32768);
 }
 
 // Pairs drawn at random over each profile's whole clock list, close ones
