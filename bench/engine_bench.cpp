@@ -109,9 +109,13 @@ void BM_DetectorsOnTheSameRecords(benchmark::State& state) {
     const Quiet& quiet = run.quiet;
     std::vector<double> pooled, paper, pooled_abs, paper_abs, pooled_us;
     for (const auto& r : quiet.results) {
+      // The run's calibration, scaled to the pair's iteration where the
+      // gate moved the pair to a coarser one (the state keeps the run's only).
       double it = 0;
       for (const auto& c : st.calibrations)
-        if (c.mhz == r.pair.target && c.iteration_fmas == r.iteration_fmas) it = c.pooled.iteration.mean / 1e6;
+        if (c.mhz == r.pair.target && c.iteration_fmas > 0)
+          it = c.pooled.iteration.mean / 1e6 * static_cast<double>(r.iteration_fmas) /
+               static_cast<double>(c.iteration_fmas);
       for (const auto& row : r.rows) {
         pooled.push_back((row.switching_ms - row.truth->switching_ms) / it);
         pooled_abs.push_back(std::abs(pooled.back()));
