@@ -58,9 +58,9 @@ struct SimProfile {
   Mhz memory_mhz = 0;
   double timer_tick_ns = 32;
   // Each switch draws its ramp shape with these weights (kRampShapes' order).
-  // By default four equal steps: on the harder shapes the pooled detector is
-  // still early on some pairs (docs/methodology.md, "Simulator"), so they are
-  // chosen with --sim-ramp and forced one by one in the tests.
+  // By default four equal steps: the harder shapes still miss the pooled
+  // bounds on a few pairs of twelve seeds (docs/methodology.md, "Simulator"),
+  // so they are chosen with --sim-ramp and forced one by one in the tests.
   std::array<double, std::size(kRampShapes)> ramp_shape_weights = {1, 0, 0, 0, 0, 0};
   int sm_groups = 8;                // GPCs: SMs of one group take a clock change together
   double max_group_skew_ns = 2000;  // per switch, each group follows the clock up to this late
