@@ -1,5 +1,6 @@
 #pragma once
-// A skipped pair's reason in words, naming the options that change it.
+// A skipped pair's reason in words, naming the options that change it; and
+// what a fixed iteration gives up, naming the same way out.
 #include <string>
 #include <vector>
 

@@ -490,13 +490,7 @@ TEST(Engine, ClosePairWithSlightRampsIsMeasuredAtACoarserIteration) {
         EXPECT_EQ(r.rows.size(), 25u);
         EXPECT_EQ(r.iteration_fmas, 32768) << "the gate's iteration for 1980 <-> 1950";
         EXPECT_EQ(r.iteration_coarsenings, 0) << "moved before its first window, not after refusals";
-        // The target's iteration, scaled from the run's calibration to the
-        // pair's iteration (the pair's own calibrations are not kept there).
-        double it_us = 0;
-        for (const auto& c : run.state.calibrations)
-          if (c.mhz == r.pair.target && c.iteration_fmas > 0)
-            it_us = c.pooled.iteration.mean / 1e3 * static_cast<double>(r.iteration_fmas) /
-                    static_cast<double>(c.iteration_fmas);
+        const double it_us = iteration_ms(run.state, r, r.pair.target) * 1e3;
         ASSERT_GT(it_us, 0);
         std::vector<double> abs_iterations, abs_us;
         double earliest = 0;
@@ -519,7 +513,6 @@ TEST(Engine, ClosePairWithSlightRampsIsMeasuredAtACoarserIteration) {
     }
   EXPECT_LE(beyond_uncertainty, 0.02 * measurements);
 }
-
 
 // The same pairs at an iteration the user fixed: it is never coarsened, so
 // the pair is skipped, and its reason says how the tries failed and at
@@ -700,6 +693,9 @@ TEST_P(EveryRampShape, MeetsItsBounds) {
   std::vector<double> abs_us, iterations;
   int beyond_uncertainty = 0;  // |error| > 3 x (own uncertainty (+) sync uncertainty)
   double gpu_seconds = 0;
+  // LATEST_RAMP_FMAS fixes the iteration, to see what a fixed one gives
+  // (docs/methodology.md, "Pair validity and separability").
+  const std::int64_t fixed_fmas = std::getenv("LATEST_RAMP_FMAS") ? std::atoll(std::getenv("LATEST_RAMP_FMAS")) : 0;
   for (const std::string profile : {"h200", "a100", "rtx6000"}) {
     for (std::uint64_t seed : seeds_or("LATEST_RAMP_SEEDS", {31, 47})) {
       const auto& clocks = sim::profile_named(profile).clocks;
@@ -713,6 +709,7 @@ TEST_P(EveryRampShape, MeetsItsBounds) {
       SimRun run(profile, seed, inj);
       EngineSettings s = small({clocks[a], clocks[b], clocks[a - 2]});
       s.pairs = {{clocks[a], clocks[b]}, {clocks[b], clocks[a]}, {clocks[a], clocks[a - 2]}, {clocks[a - 2], clocks[a]}};
+      if (fixed_fmas) s.plan.iteration_fmas = fixed_fmas;
       s.plan.capture_ms = 100;
       s.min_measurements = s.max_measurements = 12;
       const auto started = std::chrono::steady_clock::now();
@@ -721,9 +718,21 @@ TEST_P(EveryRampShape, MeetsItsBounds) {
       std::printf("  %s seed %llu: %.1f s host;", profile.c_str(), static_cast<unsigned long long>(seed),
                   std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
       for (const auto& r : run.recorder.results) {
-        std::printf(" %d->%d %s n %zu at %lld FMAs windows %d retries %d %.1f GPU-s;", r.pair.init, r.pair.target,
+        std::printf(" %d->%d %s n %zu at %lld FMAs windows %d retries %d %.1f GPU-s", r.pair.init, r.pair.target,
                     r.status.c_str(), r.rows.size(), static_cast<long long>(r.iteration_fmas), r.windows,
                     r.capture_retries, r.gpu_seconds);
+        if (!r.rows.empty()) {  // in target iterations
+          const double it = iteration_ms(run.state, r, r.pair.target);
+          std::vector<double> abs_it;
+          double first = 0;
+          for (const auto& row : r.rows) {
+            const double e = (row.switching_ms - row.truth->switching_ms) / it;
+            abs_it.push_back(std::abs(e));
+            first = std::min(first, e);
+          }
+          std::printf(" median |error| %.2f it earliest %.2f", summarise(abs_it).median, first);
+        }
+        std::printf(";");
         gpu_seconds += r.gpu_seconds;
       }
       std::printf("\n");
