@@ -651,11 +651,36 @@ std::optional<Nanos> pooled_departure(const std::vector<SmState>& sms, Line SmSt
   return std::nullopt;
 }
 
+// How far apart the SMs run: the shortest stretch, on the circle of one
+// iteration of `slope` ns, that holds 80 % of the boundaries ending each
+// SM's mixed iteration (by its line after the change), in ns. A launch a
+// measurement (the paper's schedule) starts every SM together; on the H200
+// 80 % of them then stay within 0 or 256 ns of each other through the
+// window (round 20 of docs/hardware/h200.md). A chained stream's SMs drift
+// apart; the simulator starts its SMs up to 1 µs apart.
+double sm_spread_ns(const std::vector<SmState*>& changed, double slope) {
+  const Nanos origin = changed.front()->local.t0;
+  std::vector<double> at;
+  for (const SmState* st : changed) {
+    const Line& l = st->local;
+    const double t = static_cast<double>(l.t0 - origin) + l.a + l.b * (st->x_hi - static_cast<double>(l.i0));
+    at.push_back(t - slope * std::floor(t / slope));
+  }
+  std::sort(at.begin(), at.end());
+  const std::size_t n = at.size(), held = std::max<std::size_t>(1, (8 * n + 9) / 10);
+  double spread = slope;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t last = k + held - 1;
+    spread = std::min(spread, last < n ? at[last] - at[k] : at[last - n] + slope - at[k]);
+  }
+  return spread;
+}
+
 // A stall before the change: each SM's fit bounds it between the stalls that
 // put the change at either end of its mixed iteration; all SMs' bounds
 // together fix it, and with it each SM's change. A stall of a few boundary
 // noises or less is none: the fit without one stands.
-bool place_after_stall(const std::vector<SmState*>& changed, double sigma, Nanos request_gpu_ns) {
+bool place_after_stall(const std::vector<SmState*>& changed, double sigma, Nanos request_gpu_ns, bool in_step) {
   constexpr double kNoises = 4;
   if (changed.size() < 8) return false;
   std::vector<double> lows, highs;
@@ -672,7 +697,13 @@ bool place_after_stall(const std::vector<SmState*>& changed, double sigma, Nanos
   // iteration early).
   const double lo = quantile(lows, 0.9), hi = quantile(highs, 0.1);
   if (lo < kNoises * sigma || lo > hi + kNoises * sigma) return false;
-  const double stall = (lo + hi) / 2;
+  // SMs in step each bound the stall by the same iteration, so together
+  // they leave most of it open: the records cannot tell a longer stall and
+  // an earlier change from a shorter one and a later change. There the
+  // smallest stall they need is taken. The middle dated the H200's in-step
+  // windows 990 -> 1980 about 1 us (0.4 iteration) early and some
+  // 1980 -> 990 ones 2-5 us late (round 20 of docs/hardware/h200.md).
+  const double stall = in_step ? lo : (lo + hi) / 2;
   for (SmState* st : changed) {
     const double x = std::clamp((st->stall_u + stall) / st->step, st->x_lo, st->x_hi);
     const Line& l = st->local;
@@ -975,7 +1006,12 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
   };
   std::vector<SmState*> changed;
   std::int64_t points = s.points_per_sm;
-  bool stalled = false;
+  bool stalled = false, in_step = false;
+  // SMs closer than this run in step (sm_spread_ns): ten ticks of the
+  // H200's timer, above its in-step windows' 0 and 256 ns. The simulator
+  // starts its SMs up to 1 µs apart: on twelve seeds of EveryRampShape,
+  // every shape, no window is in step.
+  constexpr double kInStepNs = 320;
   double last_ratio = 1;  // before the change over after it, as the hinge used it
   for (const bool own : {false, true}) {
     // The iteration length over `span` iterations ending `gap` before the centre, over the final one.
@@ -1034,7 +1070,8 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
       st.off = static_cast<std::int64_t>(best_x);
       changed.push_back(&st);
     }
-    stalled = place_after_stall(changed, sigma, request_gpu_ns);
+    in_step = !changed.empty() && sm_spread_ns(changed, slope) < kInStepNs;
+    stalled = place_after_stall(changed, sigma, request_gpu_ns, in_step);
   }
   if (changed.empty()) return failed(MeasurementOutcome::not_confirmed);
   std::sort(changed.begin(), changed.end(),
@@ -1088,6 +1125,13 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
   // imprecise the last step is small on every SM by definition, and z² for
   // all of them together is the bar until the wander is asked for.
   // Apart: the wander's hinges are built while a round's are still read.
+  // SMs in step sample R at the same moments, and on the H200 their
+  // iterations there move together (the first target iterations of every
+  // SM 6 to 12 ns long, the rest within 5 ns of each other): their points
+  // tell no more than one SM's, so a hinge's gain is counted in one SM's
+  // boundary noise². Counted in all of them, the H200's in-step windows
+  // marched the arrival two iterations a round, 3 to 22 us late (round 20).
+  const double hinge_sigma = in_step ? sigma * std::sqrt(static_cast<double>(changed.size())) : sigma;
   PooledHinges::Buffers& hinge_buffers = scratch.hinges;
   PooledHinges::Buffers& wander_buffers = scratch.wander;
   constexpr int kRounds = 8;
@@ -1123,7 +1167,7 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
     double wander = -1;
     for (int j = 0; j < kWanderPlaces; ++j) {
       const PooledHinges quiet(changed, request_gpu_ns, first_arrival + (16 + 48 * j) * slope, slope, kLong, kAhead,
-                               sigma, 2 * s.min_confirmation_iterations, wander_buffers);
+                               hinge_sigma, 2 * s.min_confirmation_iterations, wander_buffers);
       if (quiet.points() < 3 * changed.size()) continue;  // the records end before it
       wander = std::max(wander, quiet.hinge(kShort, kAhead - 1, true).gain);
     }
@@ -1138,7 +1182,7 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
   // (EveryRampShape: 44 of 276 beyond three times it; with this term none).
   double proposed = 0;
   for (int round = 0; round < kRounds; ++round) {
-    const PooledHinges hinges(changed, request_gpu_ns, arrival, slope, kLong, kAhead, sigma,
+    const PooledHinges hinges(changed, request_gpu_ns, arrival, slope, kLong, kAhead, hinge_sigma,
                               2 * s.min_confirmation_iterations, hinge_buffers);
     double next = arrival;
     const PooledHinges::Fit curved = hinges.hinge(kShort, kAhead - 1, true);
@@ -1224,7 +1268,7 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
   constexpr double kDepartureReach = 4;  // iterations either side a round reads
   for (int round = 0; round < kRounds; ++round) {
     const PooledHinges hinges(every_sm, request_gpu_ns, departure, initial_slope, kDepartureReach, kDepartureReach + 1,
-                              sigma, 2 * s.min_confirmation_iterations, hinge_buffers, PooledHinges::Side::departure);
+                              hinge_sigma, 2 * s.min_confirmation_iterations, hinge_buffers, PooledHinges::Side::departure);
     if (hinges.points() < 3 * every_sm.size()) break;
     const PooledHinges::Fit fit = hinges.hinge(kDepartureReach, kDepartureReach + 1, true);
     if (fit.gain <= s.z * s.z) break;

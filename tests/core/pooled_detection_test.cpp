@@ -79,6 +79,33 @@ TEST(PooledDetection, RealH200WindowsWithWanderingBoundaries) {
   EXPECT_GE(bad_measured, 4);
 }
 
+// Real records of the paper's schedule (a launch a measurement): 80 % of
+// the SMs within 0 or 256 ns of each other through the window, so that
+// (a) their stall bounds all span the same iteration and cannot narrow
+// it, and (b) their boundaries sample the lag at the same moments, where
+// their iteration lengths move together. Splitting the stall's span in the
+// middle dated the 990 -> 1980 windows 1.0 to 1.2 us (0.4 iteration) early
+// after their in-effect time and the 1980 -> 990 ones 1.7 to 4.4 us late;
+// counting the pooled hinges' gains as if every SM were independent
+// marched two 990 -> 1980 windows 8.7 and 21.6 us late (round 20 of
+// docs/hardware/h200.md: 5 of 240 measurements early beyond the sync
+// uncertainty, the selftest's verdict not met). Each must now be within
+// -0.8 and +2 us (the p99 on the H200) of its truth.
+TEST(PooledDetection, RealH200WindowsOfSmsInStep) {
+  const std::vector<std::filesystem::path> files = recorded_windows_in(LATEST_H200_IN_STEP_WINDOWS);
+  ASSERT_EQ(files.size(), 10u) << LATEST_H200_IN_STEP_WINDOWS;
+  for (const auto& file : files) {
+    const RecordedWindow w = load(file);
+    const Measurement m = replay(w);
+    ASSERT_EQ(m.outcome, MeasurementOutcome::accepted) << w.name;
+    const double residual_us = (m.switching_ms - w.true_ms) * 1e3 - w.in_effect_us;
+    std::printf("%s %d->%d: error - in effect %+.2f us, stated %.2f us\n", w.name.c_str(), w.initial.mhz,
+                w.target.mhz, residual_us, m.uncertainty_us);
+    EXPECT_GT(residual_us, -0.8) << w.name;
+    EXPECT_LT(residual_us, 2.0) << w.name;
+  }
+}
+
 // The boundary index of `sm` at or after GPU time t.
 std::size_t index_at(const SmRecords& sm, Nanos t) {
   Nanos at = sm.first_start_ns;
