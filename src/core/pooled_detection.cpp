@@ -803,6 +803,7 @@ class PooledHinges {
     double arrival = 0;  // ns after the request (mirrored: the departure)
     double gain = 0;     // squared residual saved against T = origin, in boundary noises²
     bool at_reach = false;  // the best T is the last the fit can reach
+    double rate = 0;        // straight fits: |s|, the lag the records gained an iteration before T, ns
   };
   // The best T within (origin − before, origin + after − 1) iterations, over
   // the points of (origin − before, origin + after).
@@ -833,6 +834,11 @@ class PooledHinges {
     best.arrival = origin_ + best_T * slope_;
     best.at_reach = best_T > after - 1 - kStep;
     best.gain = (rss(0) - best_rss) / noise2_;
+    if (!quadratic) {
+      const Sums s = sums_[std::max(lo, index(best_T))] - sums_[lo];
+      const double x2 = best_T * best_T * s.u[0] - 2 * best_T * s.u[1] + s.u[2];
+      best.rate = x2 > 0 ? std::abs(best_T * s.ur[0] - s.ur[1]) / x2 : 0;
+    }
     return best;
   }
 
@@ -1159,19 +1165,30 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
   constexpr int kWanderPlaces = 8;
   constexpr double kWanderFactor = 4;
   const double first_arrival = arrival;
+  // The wander's largest gains, for the curved hinge and the tail's (below),
+  // read once at the same places; -1 where the records end before them all.
+  struct WanderGains {
+    double curved = -1, tail = -1;
+  };
+  std::optional<WanderGains> wander;
+  const auto wander_gains = [&]() -> const WanderGains& {
+    if (wander) return *wander;
+    wander.emplace();
+    for (int j = 0; j < kWanderPlaces; ++j) {
+      const PooledHinges quiet(changed, request_gpu_ns, first_arrival + (16 + 48 * j) * slope, slope, kLong, kAhead,
+                               hinge_sigma, 2 * s.min_confirmation_iterations, wander_buffers);
+      if (quiet.points() < 3 * changed.size()) continue;  // the records end before it
+      wander->curved = std::max(wander->curved, quiet.hinge(kShort, kAhead - 1, true).gain);
+      wander->tail = std::max(wander->tail, quiet.hinge(0, kAhead, false).gain);
+    }
+    return *wander;
+  };
   bool bar_from_wander = false;
   const auto bar_for = [&](const PooledHinges::Fit& fit) {
     const double gain = fit.gain;
     if (gain <= s.z * s.z || (gain > cap && !fit.at_reach) || bar_from_wander) return clear;
     bar_from_wander = true;
-    double wander = -1;
-    for (int j = 0; j < kWanderPlaces; ++j) {
-      const PooledHinges quiet(changed, request_gpu_ns, first_arrival + (16 + 48 * j) * slope, slope, kLong, kAhead,
-                               hinge_sigma, 2 * s.min_confirmation_iterations, wander_buffers);
-      if (quiet.points() < 3 * changed.size()) continue;  // the records end before it
-      wander = std::max(wander, quiet.hinge(kShort, kAhead - 1, true).gain);
-    }
-    if (wander >= 0) clear = std::max(kWanderFactor * wander, s.z * s.z);
+    if (wander_gains().curved >= 0) clear = std::max(kWanderFactor * wander_gains().curved, s.z * s.z);
     return clear;
   };
   // The latest arrival a curved hinge proposed where its gain stayed under
@@ -1188,6 +1205,24 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
     const PooledHinges::Fit curved = hinges.hinge(kShort, kAhead - 1, true);
     if (curved.gain > bar_for(curved)) next = std::max(next, curved.arrival);
     else proposed = std::max(proposed, curved.arrival);
+    // The arrival's own tail: a straight hinge over the points after it
+    // alone. Where a ramp's last level lags far less than the one before it
+    // (an overshoot settling 0.05-0.12 % off the target after a level
+    // 0.8 % off: close pairs at coarse iterations), the curved hinge, which
+    // spans both, dates the end of the steeper one, and the change most of
+    // the last level early (rtx6000 1920 -> 1950 at 65536 FMAs: up to
+    // 154 us, beyond one iteration; EveryRampShape, seed 137). Its bar: four
+    // times the same hinge's largest gain where the records hold no change,
+    // at least z²; its best time short of the last it can reach (there the
+    // lag goes on beyond what it sees: the wander of
+    // WanderingBoundariesAreNoChange, 12 to 17 ns an iteration, marched the
+    // arrivals three iterations a round, up to 155 us late); and the lag it
+    // finds growing faster than the relevance threshold (a rate change
+    // below it is none, as for the segments' rates).
+    const PooledHinges::Fit tail = hinges.hinge(0, kAhead, false);
+    if (!tail.at_reach && tail.rate > relevant_target && tail.gain > s.z * s.z && wander_gains().tail >= 0 &&
+        tail.gain > std::max(kWanderFactor * wander_gains().tail, s.z * s.z))
+      next = std::max(next, tail.arrival);
     if (imprecise && (!stalled || unplaced)) next = std::max(next, hinges.hinge(kLong, kAhead, false).arrival);
     const bool moved = next > arrival + slope / 8;
     arrival = next;

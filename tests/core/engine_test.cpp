@@ -683,8 +683,8 @@ class EveryRampShape : public ::testing::TestWithParam<sim::RampShape> {};
 // the tool chooses: each pair within the stated bounds, its transition too
 // (close pairs included), and where the detector is unsure it says so.
 // On twelve seeds (LATEST_RAMP_SEEDS="31 47 53 61 71 83" and "97 101 113
-// 127 131 137") three pairs of the 864 and one shape's uncertainty still
-// miss (docs/methodology.md, "Simulator"). At a fixed 2048 FMAs linear
+// 127 131 137") one linear pair's median and the stall's uncertainty on
+// the first set still miss (docs/methodology.md, "Simulator"). At a fixed 2048 FMAs linear
 // ramps two steps apart were up to 2.13 target iterations early: the
 // iteration the tool chooses for such pairs is what makes them exact
 // (separable_iteration_fmas).
