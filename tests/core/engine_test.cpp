@@ -469,8 +469,9 @@ TEST(Engine, ClosePairIsMeasuredNotReportedEarly) {
 // chooses the coarser iteration before the first window
 // (separable_iteration_fmas: 32768 FMAs here), both directions are measured,
 // and at most 2 % of the measurements miss the truth by more than three
-// times their stated uncertainty (2 of the 300 here, both overshoots, seed
-// 3: 21.2 us against 19.4, 42.5 against 21.2).
+// times their stated uncertainty (printed: none of the 300 since the
+// arrival's tail hinge, 608ae4d; 2 before it, both overshoots, seed 3:
+// 21.2 us against 19.4, 42.5 against 21.2).
 TEST(Engine, ClosePairWithSlightRampsIsMeasuredAtACoarserIteration) {
   int beyond_uncertainty = 0, measurements = 0;
   for (const sim::RampShape shape : {sim::RampShape::linear, sim::RampShape::overshoot, sim::RampShape::slow_approach})
@@ -511,6 +512,7 @@ TEST(Engine, ClosePairWithSlightRampsIsMeasuredAtACoarserIteration) {
         EXPECT_LE(summarise(abs_iterations).p99, 2.0);
       }
     }
+  std::printf("beyond three times the stated uncertainty: %d of %d\n", beyond_uncertainty, measurements);
   EXPECT_LE(beyond_uncertainty, 0.02 * measurements);
 }
 
