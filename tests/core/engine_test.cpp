@@ -59,14 +59,17 @@ struct SimRun {
   }
 };
 
-EngineSettings small(std::vector<Mhz> clocks) {
+// Every ordered pair of `clocks`, `measurements` each, the plan's defaults.
+EngineSettings every_pair(std::vector<Mhz> clocks, int measurements) {
   EngineSettings s;
-  s.clocks = clocks;
-  for (Mhz a : clocks)
-    for (Mhz b : clocks)
-      if (a != b) s.pairs.push_back({a, b});
-  s.min_measurements = 25;
-  s.max_measurements = 25;
+  s.clocks = std::move(clocks);
+  s.pairs = ordered_pairs(s.clocks);
+  s.min_measurements = s.max_measurements = measurements;
+  return s;
+}
+
+EngineSettings small(std::vector<Mhz> clocks) {
+  EngineSettings s = every_pair(std::move(clocks), 25);
   s.plan.max_recorded_iterations = 16384;
   s.plan.calibration_iterations = 8192;
   return s;
@@ -480,10 +483,7 @@ TEST(Engine, ClosePairWithSlightRampsIsMeasuredAtACoarserIteration) {
       sim::Injection inj;
       inj.ramp_shape = shape;
       SimRun run("h200", seed, inj);
-      EngineSettings s;
-      s.clocks = {1980, 1950};
-      s.pairs = ordered_pairs(s.clocks);
-      s.min_measurements = s.max_measurements = 25;
+      const EngineSettings s = every_pair({1980, 1950}, 25);
       run.run(s);
       ASSERT_EQ(run.recorder.results.size(), 2u);
       for (const auto& r : run.recorder.results) {
@@ -543,6 +543,52 @@ TEST(Engine, ClosePairAtAFixedIterationIsSkippedSayingWhy) {
   // What the tool would have chosen, kept for the CLI's note (finer_than_needed).
   ASSERT_EQ(run.state.checks.size(), 2u);
   for (const PairCheck& c : run.state.checks) EXPECT_EQ(c.separable_fmas, 32768);
+}
+
+// The gate reads each clock's boundary noise from its calibration, and a
+// slow wander common to every SM's timer (periods of 0.5-8 ms) hardly moves
+// that noise while it tilts every line the pooled detector fits. At 100 ns
+// RMS (four times the largest an H200 showed, round 12 of
+// docs/hardware/h200.md) the gate's 8192 FMAs for 1980 <-> 1890 are refused
+// as not confirmed on every try of a measurement in one direction; the rest
+// of that pair moves to four times the iteration (Engine::coarsen_iteration),
+// counts it, and is measured there within the pooled bounds. Seed 5 of the
+// same run coarsens too, but two of its 20 windows came out 6.4 and 10.6 ms
+// late (docs/methodology.md, "A coarser iteration where every window is
+// refused"), so it is not among these seeds.
+TEST(Engine, PairRefusedOnEveryTryMovesToACoarserIteration) {
+  for (const std::uint64_t seed : {6, 7}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    sim::Injection inj;
+    inj.boundary_wander_ns = 100;
+    SimRun run("h200", seed, inj);
+    const EngineSettings s = every_pair({1980, 1890}, 10);
+    run.run(s);
+    ASSERT_EQ(run.recorder.results.size(), 2u);
+    ASSERT_EQ(run.state.checks.size(), 2u);
+    int coarsened = 0;
+    for (const auto& r : run.recorder.results) {
+      SCOPED_TRACE(std::to_string(r.pair.init) + "->" + std::to_string(r.pair.target));
+      const auto check = std::find_if(run.state.checks.begin(), run.state.checks.end(),
+                                      [&](const PairCheck& c) { return c.pair == r.pair; });
+      ASSERT_NE(check, run.state.checks.end());
+      EXPECT_EQ(check->separable_fmas, 8192);
+      // The direction left at 8192 FMAs is not held to the per-pair median
+      // under this wander (seed 6 1980->1890: 8.7 us against 8.4), as the
+      // wander test holds no close pair to it.
+      expect_within_bounds(run.state, r, false, r.iteration_coarsenings > 0);
+      EXPECT_EQ(r.rows.size(), 10u);
+      if (r.iteration_coarsenings == 0) continue;
+      ++coarsened;
+      EXPECT_EQ(r.iteration_coarsenings, 1);
+      EXPECT_EQ(r.iteration_fmas, 4 * check->separable_fmas);
+      int refused = 0;
+      for (const auto& [outcome, n] : r.failed) refused += n;
+      EXPECT_GE(refused, s.max_attempts) << "one measurement refused on every try";
+      EXPECT_GE(r.failed.count(to_string(MeasurementOutcome::not_confirmed)), 1u) << "the last try not confirmed";
+    }
+    EXPECT_GE(coarsened, 1);
+  }
 }
 
 // Pairs drawn at random over each profile's whole clock list, close ones
