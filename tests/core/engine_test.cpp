@@ -549,8 +549,9 @@ TEST(Engine, ClosePairAtAFixedIterationIsSkippedSayingWhy) {
 // slow wander common to every SM's timer (periods of 0.5-8 ms) hardly moves
 // that noise while it tilts every line the pooled detector fits. At 100 ns
 // RMS (the largest episode an H200 showed swung ~160 ns over ~6 ms, some
-// 57 ns RMS: round 13, call 7 of docs/hardware/h200.md) the gate's 8192 FMAs for 1980 <-> 1890 are refused
-// as not confirmed on every try of a measurement in one direction; the rest
+// 57 ns RMS: round 13, call 7 of docs/hardware/h200.md) the gate's 8192
+// FMAs for 1980 <-> 1890 are refused as not confirmed on every try of a
+// measurement in one direction; the rest
 // of that pair moves to four times the iteration (Engine::coarsen_iteration),
 // counts it, and is measured there within the pooled bounds. Seed 5 of the
 // same run coarsens too, but three of its 20 windows came out 6.4 to 10.6 ms
