@@ -144,8 +144,7 @@ void print_plan(const nlohmann::json& plan) {
 std::string pair_note(const PairResult& r) {
   std::vector<std::string> parts;
   for (const auto& [why, n] : r.discarded) parts.push_back(fmt::format("{} discarded ({})", n, why));
-  int failed = 0;
-  for (const auto& [why, n] : r.failed) failed += n;
+  const int failed = r.failed_windows();
   if (failed > 0) parts.push_back(fmt::format("{} window{} retried", failed, failed == 1 ? "" : "s"));
   std::map<std::string, int> misfits;
   for (const auto& row : r.rows)

@@ -143,6 +143,11 @@ struct PairResult {
   std::vector<MeasurementRow> rows;
   std::map<std::string, int> discarded;  // reason -> count
   std::map<std::string, int> failed;     // reason -> count
+  int failed_windows() const {
+    int n = 0;
+    for (const auto& [reason, count] : failed) n += count;
+    return n;
+  }
   double rse = 0;
   std::int64_t iteration_fmas = 0;
   double capture_ms = 0;
