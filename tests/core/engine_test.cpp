@@ -565,13 +565,15 @@ std::vector<std::uint64_t> seeds_or(const char* name, std::vector<std::uint64_t>
 // FMAs for 1980 <-> 1890 are refused as not confirmed on every try of a
 // measurement in one direction; the rest of that pair moves to four times
 // the iteration (Engine::coarsen_iteration), counts it, and is measured
-// there within the pooled bounds. Seed 5 coarsens too, but three of its 20
-// windows came out 6.4 to 10.6 ms late (docs/methodology.md, "A coarser
-// iteration where every window is refused"), so it is not among these
-// seeds. LATEST_COARSEN_SEEDS and LATEST_COARSEN_WANDER_NS print others.
+// there within the pooled bounds. Every measurement of either direction
+// is within two target iterations and three times its stated uncertainty
+// (with the sync's): before the detector measured the wander, three of
+// seed 5's 20 windows came out 6.4 to 10.6 ms late with ~0.6 ms stated
+// (docs/methodology.md, "A coarser iteration where every window is
+// refused"). LATEST_COARSEN_SEEDS and LATEST_COARSEN_WANDER_NS print others.
 TEST(Engine, PairRefusedOnEveryTryMovesToACoarserIteration) {
   const char* wander = std::getenv("LATEST_COARSEN_WANDER_NS");
-  for (const std::uint64_t seed : seeds_or("LATEST_COARSEN_SEEDS", {6, 7})) {
+  for (const std::uint64_t seed : seeds_or("LATEST_COARSEN_SEEDS", {5, 6, 7})) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     sim::Injection inj;
     inj.boundary_wander_ns = wander ? std::atof(wander) : 100;
@@ -594,6 +596,10 @@ TEST(Engine, PairRefusedOnEveryTryMovesToACoarserIteration) {
       EXPECT_EQ(r.rows.size(), 10u);
       const double it_us = iteration_ms(run.state, r, r.pair.target) * 1e3;
       const auto error_us = [](const MeasurementRow& row) { return (row.switching_ms - row.truth->switching_ms) * 1e3; };
+      for (const auto& row : r.rows) {
+        EXPECT_LE(std::abs(error_us(row)), 2 * it_us);
+        EXPECT_LE(std::abs(error_us(row)), 3 * std::hypot(row.switching_uncertainty_us, row.sync_uncertainty_us));
+      }
       const auto worst = std::max_element(r.rows.begin(), r.rows.end(), [&](const auto& a, const auto& b) {
         return std::abs(error_us(a)) < std::abs(error_us(b));
       });
