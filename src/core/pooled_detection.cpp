@@ -850,9 +850,9 @@ class PooledHinges {
     bool at_reach = false;  // the best T is the last the fit can reach
     double rate = 0;        // straight fits: |s|, the lag the records gained an iteration before T, ns
   };
-  // The best T within (origin − before, origin + after − 1) iterations, over
-  // the points of (origin − before, origin + after).
-  Fit hinge(double before, double after, bool quadratic) const {
+  // The best T within (origin − before + earliest, origin + after − 1)
+  // iterations, over the points of (origin − before, origin + after).
+  Fit hinge(double before, double after, bool quadratic, double earliest = 0.25) const {
     const std::size_t lo = index(-before), hi = index(after);
     // The points before T, with x = T − u: their sums, Σx² and Σx·r.
     struct BeforeT {
@@ -879,7 +879,7 @@ class PooledHinges {
     Fit best{origin_, 0};
     double best_rss = std::numeric_limits<double>::infinity(), best_T = 0;
     constexpr double kStep = 1.0 / 64;
-    for (double T = -before + 0.25; T <= after - 1; T += kStep) {
+    for (double T = -before + earliest; T <= after - 1; T += kStep) {
       const double r = rss(T);
       if (r < best_rss) best_rss = r, best_T = T;
     }
@@ -1236,6 +1236,7 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
   // (EveryRampShape).
   constexpr int kWanderPlaces = 8;
   constexpr double kWanderFactor = 4;
+  constexpr double kTailEarliest = 1.0 / 64;  // the arrival's tail hinge (below)
   const double first_arrival = arrival;
   // The wander's largest gains, for the curved hinge and the tail's (below),
   // read once at the same places; -1 where the records end before them all.
@@ -1251,7 +1252,7 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
                                hinge_sigma, hinge_line, wander_buffers);
       if (quiet.points() < 3 * changed.size()) continue;  // the records end before it
       wander->curved = std::max(wander->curved, quiet.hinge(kShort, kAhead - 1, true).gain);
-      wander->tail = std::max(wander->tail, quiet.hinge(0, kAhead, false).gain);
+      wander->tail = std::max(wander->tail, quiet.hinge(0, kAhead, false, kTailEarliest).gain);
     }
     return *wander;
   };
@@ -1292,8 +1293,16 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
     // finds growing faster than the relevance threshold (a rate change
     // below it is none, as for the segments' rates; no test's window
     // reaches this: without it EveryRampShape on twelve seeds and the
-    // wander test print the same rows).
-    const PooledHinges::Fit tail = hinges.hinge(0, kAhead, false);
+    // wander test print the same rows). Its earliest time is 1/64 iteration
+    // after the arrival, not a quarter as for the other hinges, so that a
+    // lag held by the arrival's own points moves it by what the lag says:
+    // on the H200 the SMs whose boundary fell at an emulated switch ran
+    // their first target iteration 50-120 ns long, and the quarter dated
+    // four 1980 -> 990 windows at 4096 FMAs 4.4 us late (round 21 of
+    // docs/hardware/h200.md; RealH200ChainedWindows); on the stall shape
+    // (EveryRampShape, seeds 97-137) 14 of 840 beyond three times their
+    // uncertainty against 15.
+    const PooledHinges::Fit tail = hinges.hinge(0, kAhead, false, kTailEarliest);
     // (z² before the wander: its hinges are built only where they can matter.)
     if (!tail.at_reach && tail.rate > relevant_target && tail.gain > s.z * s.z && wander_gains().tail >= 0 &&
         tail.gain > std::max(kWanderFactor * wander_gains().tail, s.z * s.z))

@@ -81,6 +81,23 @@ TEST(PooledDetection, RealH200WindowsWithWanderingBoundaries) {
   EXPECT_EQ(bad_measured, 7);
 }
 
+// A window the detector must measure, replayed: its error after the
+// in-effect time (µs), printed with the stated uncertainty.
+struct Replayed {
+  RecordedWindow w;
+  Measurement m;
+  double residual_us = 0;
+};
+Replayed replay_measured(const std::filesystem::path& file) {
+  Replayed r{load(file), {}, 0};
+  r.m = replay(r.w);
+  EXPECT_EQ(r.m.outcome, MeasurementOutcome::accepted) << r.w.name;
+  r.residual_us = (r.m.switching_ms - r.w.true_ms) * 1e3 - r.w.in_effect_us;
+  std::printf("%s %d->%d: error - in effect %+.2f us, stated %.2f us\n", r.w.name.c_str(), r.w.initial.mhz,
+              r.w.target.mhz, r.residual_us, r.m.uncertainty_us);
+  return r;
+}
+
 // Real records of the paper's schedule (a launch a measurement): 80 % of
 // the SMs within 0 or 256 ns of each other through the window, so that
 // (a) their stall bounds all span the same iteration and cannot narrow
@@ -97,14 +114,37 @@ TEST(PooledDetection, RealH200WindowsOfSmsInStep) {
   const std::vector<std::filesystem::path> files = recorded_windows_in(LATEST_H200_IN_STEP_WINDOWS);
   ASSERT_EQ(files.size(), 10u) << LATEST_H200_IN_STEP_WINDOWS;
   for (const auto& file : files) {
-    const RecordedWindow w = load(file);
-    const Measurement m = replay(w);
-    ASSERT_EQ(m.outcome, MeasurementOutcome::accepted) << w.name;
-    const double residual_us = (m.switching_ms - w.true_ms) * 1e3 - w.in_effect_us;
-    std::printf("%s %d->%d: error - in effect %+.2f us, stated %.2f us\n", w.name.c_str(), w.initial.mhz,
-                w.target.mhz, residual_us, m.uncertainty_us);
-    EXPECT_GT(residual_us, -0.8) << w.name;
-    EXPECT_LT(residual_us, 2.0) << w.name;
+    const Replayed r = replay_measured(file);
+    EXPECT_GT(r.residual_us, -0.8) << r.w.name;
+    EXPECT_LT(r.residual_us, 2.0) << r.w.name;
+  }
+}
+
+// Real records of a chained stream at 4096 FMAs, 1980 <-> 990 MHz, from one
+// H200 (round 21 of docs/hardware/h200.md; core/data/README.md):
+// - 1980 -> 990: the SMs whose boundary fell at the switch ran their first
+//   target iteration 50 to 120 ns long, the emulation's own cost. The
+//   arrival's tail hinge read that as lag still owed and, from the first
+//   time it could propose, a quarter iteration on, dated the four 4.1 to
+//   4.2 us late (0.23 iteration); from 1/64 iteration on it moves them by
+//   what that lag says (-0.2 to +1.9 us). Each must be within -0.8 and
+//   +2 us of its truth.
+// - 990 -> 1980: the SMs' phases span 4 of the iteration's 18.3 us, so
+//   their mixed iterations together leave a stall anywhere between 0.17
+//   and 7.3 us open (a longer stall, an earlier change); the middle dates
+//   the two about 3 us early. Not yet resolved: each must stay within
+//   three times its stated uncertainty.
+TEST(PooledDetection, RealH200ChainedWindows) {
+  const std::vector<std::filesystem::path> files = recorded_windows_in(LATEST_H200_CHAINED_WINDOWS);
+  ASSERT_EQ(files.size(), 6u) << LATEST_H200_CHAINED_WINDOWS;
+  for (const auto& file : files) {
+    const Replayed r = replay_measured(file);
+    if (r.w.target.mhz < r.w.initial.mhz) {
+      EXPECT_GT(r.residual_us, -0.8) << r.w.name;
+      EXPECT_LT(r.residual_us, 2.0) << r.w.name;
+    } else {
+      EXPECT_LE(std::abs(r.residual_us), 3 * r.m.uncertainty_us) << r.w.name;
+    }
   }
 }
 
