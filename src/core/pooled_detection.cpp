@@ -1297,7 +1297,7 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
     // after the arrival, not a quarter as for the other hinges, so that a
     // lag held by the arrival's own points moves it by what the lag says:
     // on the H200 the SMs whose boundary fell at an emulated switch ran
-    // their first target iteration 50-120 ns long, and the quarter dated
+    // their first target iteration 50-120 ns longer, and the quarter dated
     // four 1980 -> 990 windows at 4096 FMAs 4.4 us late (round 21 of
     // docs/hardware/h200.md; RealH200ChainedWindows); on the stall shape
     // (EveryRampShape, seeds 97-137) 14 of 840 beyond three times their

@@ -123,13 +123,13 @@ TEST(PooledDetection, RealH200WindowsOfSmsInStep) {
 // Real records of a chained stream at 4096 FMAs, 1980 <-> 990 MHz, from one
 // H200 (round 21 of docs/hardware/h200.md; core/data/README.md):
 // - 1980 -> 990: the SMs whose boundary fell at the switch ran their first
-//   target iteration 50 to 120 ns long, the emulation's own cost. The
+//   target iteration 50 to 120 ns longer, the emulation's own cost. The
 //   arrival's tail hinge read that as lag still owed and, from the first
 //   time it could propose, a quarter iteration on, dated the four 4.1 to
 //   4.2 us late (0.23 iteration); from 1/64 iteration on it moves them by
 //   what that lag says (-0.2 to +1.9 us). Each must be within -0.8 and
 //   +2 us of its truth.
-// - 990 -> 1980: the SMs' phases span 4 of the iteration's 18.3 us, so
+// - 990 -> 1980: the SMs' phases span 4.4-5.4 of the iteration's 18.3 us, so
 //   their mixed iterations together leave a stall anywhere between 0.17
 //   and 7.3 us open (a longer stall, an earlier change); the middle dates
 //   the two about 3 us early. Not yet resolved: each must stay within
