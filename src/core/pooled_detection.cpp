@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <optional>
@@ -15,47 +16,88 @@ namespace {
 
 __extension__ using Wide = __int128;
 
-// Iterations a block of records holds (Boundaries).
+// Iterations a block of records holds (Boundaries), and between the
+// boundaries whose times Boundaries keeps (a mark every kMark).
 constexpr std::int64_t kRecordBlock = 64;
+constexpr std::int64_t kMark = 16;
 
-// The one pass over every record, in blocks: each block's sum, and whether
-// its longest iteration exceeds `tenths`/10 times its shortest (its
-// neighbours either side included). A third of the detector's host time at
-// SSE2, so compiled for AVX2 too where the CPU has it (BM_DetectSwitchPooled
-// 4.82-4.87 ms a window before, 3.66-3.91 after; docs/benchmarks.md), and one
-// call per SM, not per block. Integer sums and extremes: either path gives
-// the same result.
+// The one pass over every record, in blocks: the sum of every kMark records,
+// and whether a block's longest iteration exceeds `tenths`/10 times its
+// shortest (its neighbours either side included). A third of the detector's
+// host time at SSE2, so compiled for AVX2 too where the CPU has it
+// (BM_DetectSwitchPooled 4.82-4.87 ms a window before, 3.66-3.91 after;
+// docs/benchmarks.md), and one call per SM, not per block. Integer sums and
+// extremes: either path gives the same result.
 #if defined(__x86_64__) && defined(__GNUC__)
 #define LATEST_AVX2_CLONE __attribute__((target_clones("avx2", "default")))
 #else
 #define LATEST_AVX2_CLONE
 #endif
-LATEST_AVX2_CLONE void block_pass(const std::uint32_t* d, std::int64_t n, std::uint64_t tenths, Nanos* sums,
+// The four marks after `marks[0]` from a block of 64 records, its sums of 16
+// taken in 32 bits (the caller knows them exact) and in whole vectors:
+// summed each on its own, its 16 were added one at a time.
+static_assert(kRecordBlock == 64 && kMark == 16);
+[[gnu::always_inline]] inline void mark_block(const std::uint32_t* d, Nanos* marks) {
+  using Lanes = std::uint32_t __attribute__((vector_size(32)));
+  Lanes v0, v1, v2, v3, v4, v5, v6, v7;  // not an array: one went through the stack
+  std::memcpy(&v0, d, sizeof v0);
+  std::memcpy(&v1, d + 8, sizeof v1);
+  std::memcpy(&v2, d + 16, sizeof v2);
+  std::memcpy(&v3, d + 24, sizeof v3);
+  std::memcpy(&v4, d + 32, sizeof v4);
+  std::memcpy(&v5, d + 40, sizeof v5);
+  std::memcpy(&v6, d + 48, sizeof v6);
+  std::memcpy(&v7, d + 56, sizeof v7);
+  const Lanes s0 = v0 + v1, s1 = v2 + v3, s2 = v4 + v5, s3 = v6 + v7;
+  // Pairwise sums interleaved twice, then the two halves: lanes 0-3 hold the totals.
+  const Lanes even{0, 8, 2, 10, 4, 12, 6, 14}, odd{1, 9, 3, 11, 5, 13, 7, 15};
+  const Lanes t0 = __builtin_shuffle(s0, s1, even) + __builtin_shuffle(s0, s1, odd);
+  const Lanes t1 = __builtin_shuffle(s2, s3, even) + __builtin_shuffle(s2, s3, odd);
+  const Lanes u = __builtin_shuffle(t0, t1, Lanes{0, 1, 8, 9, 4, 5, 12, 13}) +
+                  __builtin_shuffle(t0, t1, Lanes{2, 3, 10, 11, 6, 7, 14, 15});
+  const Lanes sums = u + __builtin_shuffle(u, Lanes{4, 5, 6, 7, 0, 1, 2, 3});
+  for (int q = 0; q < 4; ++q) marks[q + 1] = marks[q] + sums[q];
+}
+
+LATEST_AVX2_CLONE void block_pass(const std::uint32_t* d, std::int64_t n, std::uint64_t tenths, Nanos* marks,
                                   std::uint8_t* uneven) {
   const auto block = [&](std::int64_t b, std::int64_t from, std::int64_t to) {
-    // In 32 bits, exact where the longest times the count stays below 2^32
-    // (durations under 67 ms), eight to a vector, not four; else in 64.
-    std::uint32_t sum = 0, shortest = ~0u, longest = 0;
+    std::uint32_t shortest = ~0u, longest = 0;
     for (std::int64_t i = from; i < to; ++i) {
-      sum += d[i];
       shortest = std::min(shortest, d[i]);
       longest = std::max(longest, d[i]);
     }
     if (from > 0) shortest = std::min(shortest, d[from - 1]);
     if (to < n) shortest = std::min(shortest, d[to]);
-    if (static_cast<std::uint64_t>(longest) * static_cast<std::uint64_t>(to - from) < (1ull << 32)) {
-      sums[b] = sum;
-    } else {
-      sums[b] = 0;
-      for (std::int64_t i = from; i < to; ++i) sums[b] += d[i];
-    }
     uneven[b] = 10ull * longest > tenths * shortest;
+    return longest;
   };
-  // Whole blocks first, with a count the compiler knows, so that it reads
+  // The marks after the first, from sums of kMark records each, written in
+  // this pass: a second one over the marks cost a twentieth of a default
+  // window's host time.
+  const auto add_records = [&](std::int64_t from, std::int64_t to) {
+    for (std::int64_t m = from; m < to; m += kMark) {
+      Nanos t = marks[m / kMark];
+      for (std::int64_t i = m; i < std::min(m + kMark, to); ++i) t += d[i];
+      marks[m / kMark + 1] = t;
+    }
+  };
+  // Whole blocks first, with counts the compiler knows, so that it reads
   // them in whole vectors: the pass alone 0.39 -> 0.31 ms a default window.
+  // Sums in 32 bits, eight to a vector, not four, where exact: the longest
+  // times the count below 2^32 (durations under 268 ms); else in 64.
   std::int64_t from = 0, b = 0;
-  for (; from + kRecordBlock <= n; from += kRecordBlock, ++b) block(b, from, from + kRecordBlock);
-  if (from < n) block(b, from, n);
+  for (; from + kRecordBlock <= n; from += kRecordBlock, ++b) {
+    if (static_cast<std::uint64_t>(block(b, from, from + kRecordBlock)) * kMark < (1ull << 32)) {
+      mark_block(d + from, marks + from / kMark);
+    } else {
+      add_records(from, from + kRecordBlock);
+    }
+  }
+  if (from < n) {
+    block(b, from, n);
+    add_records(from, n);
+  }
 }
 
 // Σ d_k, Σ k·d_k and Σ S_k·d_k (S_k = k(k+1)/2) over k = 0…n−1, n ≤ kMomentChunk,
@@ -85,20 +127,20 @@ class Boundaries {
   // Iterations more than `long_ratio` times both neighbours are listed: an
   // interrupt on one SM, or a stall of the whole GPU. A clock change never
   // makes one iteration stand out from both of its neighbours.
-  // `blocks` and `uneven`: storage the caller keeps from window to window.
-  Boundaries(const SmRecords& sm, double long_ratio, std::vector<Nanos>& blocks, std::vector<std::uint8_t>& uneven)
-      : d_(sm.duration_ns), blocks_(blocks) {
+  // `marks` and `uneven`: storage the caller keeps from window to window.
+  Boundaries(const SmRecords& sm, double long_ratio, std::vector<Nanos>& marks, std::vector<std::uint8_t>& uneven)
+      : d_(sm.duration_ns), marks_(marks) {
     const auto n = static_cast<std::int64_t>(d_.size());
     const std::int64_t count = (n + kBlock - 1) / kBlock;
+    const std::int64_t mark_count = (n + kMark - 1) / kMark;
     // In whole numbers (the ratio in tenths). A block is searched for long
     // iterations only where its longest is that much above its shortest.
     const auto tenths = static_cast<std::uint64_t>(std::lround(long_ratio * 10));
-    blocks_.assign(static_cast<std::size_t>(count + 1), 0);
+    marks_.resize(static_cast<std::size_t>(mark_count + 1));  // every one written below
     uneven.resize(static_cast<std::size_t>(count));
-    block_pass(d_.data(), n, tenths, blocks_.data() + 1, uneven.data());
-    blocks_[0] = sm.first_start_ns;
+    marks_[0] = sm.first_start_ns;
+    block_pass(d_.data(), n, tenths, marks_.data(), uneven.data());
     for (std::int64_t b = 0; b < count; ++b) {
-      blocks_[static_cast<std::size_t>(b + 1)] += blocks_[static_cast<std::size_t>(b)];
       if (!uneven[static_cast<std::size_t>(b)]) continue;
       for (std::int64_t i = std::max<std::int64_t>(b * kBlock, 1); i < std::min((b + 1) * kBlock, n - 1); ++i) {
         const auto k = static_cast<std::size_t>(i);
@@ -121,28 +163,33 @@ class Boundaries {
     const std::uint32_t like = d_[static_cast<std::size_t>(i > 0 ? i - 1 : i + 1)];
     const Nanos delta = static_cast<Nanos>(d_[static_cast<std::size_t>(i)]) - like;
     fixed_[i] = like;
-    const auto split = static_cast<std::size_t>(i / kBlock) + 1;  // blocks_[split] is the first after it
+    const auto split = static_cast<std::size_t>(i / kMark) + 1;  // marks_[split] is the first after it
     if (keep_later)
-      for (std::size_t b = 0; b < split; ++b) blocks_[b] += delta;
+      for (std::size_t k = 0; k < split; ++k) marks_[k] += delta;
     else
-      for (std::size_t b = split; b < blocks_.size(); ++b) blocks_[b] -= delta;
+      for (std::size_t k = split; k < marks_.size(); ++k) marks_[k] -= delta;
   }
   std::int64_t last() const { return limit_; }
   // Ends the records at boundary n.
   void end_at(std::int64_t n) { limit_ = std::clamp<std::int64_t>(n, 0, limit_); }
   Nanos at(std::int64_t i) const {
-    const std::int64_t b = i / kBlock;
-    Nanos t = blocks_[static_cast<std::size_t>(b)];
-    for (std::int64_t j = b * kBlock; j < i; ++j) t += duration(j);
+    const std::int64_t k = i / kMark;
+    Nanos t = marks_[static_cast<std::size_t>(k)];
+    if (fixed_.empty()) {
+      // Fewer than kMark, each one read in a row: vectors, no branches.
+      for (std::int64_t j = k * kMark; j < i; ++j) t += d_[static_cast<std::size_t>(j)];
+      return t;
+    }
+    for (std::int64_t j = k * kMark; j < i; ++j) t += duration(j);
     return t;
   }
   // The first boundary at or after `t` (last() + 1 if none).
   std::int64_t first_at_or_after(Nanos t) const {
-    auto it = std::lower_bound(blocks_.begin(), blocks_.end(), t);
-    std::int64_t b = std::max<std::int64_t>(0, (it - blocks_.begin()) - 1);
-    std::int64_t i = b * kBlock;
+    auto it = std::lower_bound(marks_.begin(), marks_.end(), t);
+    std::int64_t k = std::max<std::int64_t>(0, (it - marks_.begin()) - 1);
+    std::int64_t i = k * kMark;
     if (i > last()) return last() + 1;
-    Nanos e = blocks_[static_cast<std::size_t>(b)];
+    Nanos e = marks_[static_cast<std::size_t>(k)];
     while (i <= last() && e < t) {
       if (i == last()) return last() + 1;
       e += duration(i++);
@@ -192,7 +239,7 @@ class Boundaries {
   const std::vector<std::uint32_t>& d_;
   std::int64_t limit_ = static_cast<std::int64_t>(d_.size());
   std::uint32_t long_ns_ = std::numeric_limits<std::uint32_t>::max();  // shorter ones are never fixed
-  std::vector<Nanos>& blocks_;  // boundary k·kBlock, and the last one
+  std::vector<Nanos>& marks_;  // boundary k·kMark, and the last one
   std::vector<std::int64_t> long_;
   std::map<std::int64_t, std::uint32_t> fixed_;
 };
@@ -295,8 +342,8 @@ struct SmState {
   // The fit with a stall (best_change_with_stall) and the line it is on.
   Line local;
   double step = 0, stall_u = 0, x_lo = 0, x_hi = 0;
-  SmState(const SmRecords& r, double long_ratio, std::vector<Nanos>& blocks, std::vector<std::uint8_t>& uneven)
-      : sm(r.sm), e(r, long_ratio, blocks, uneven) {}
+  SmState(const SmRecords& r, double long_ratio, std::vector<Nanos>& marks, std::vector<std::uint8_t>& uneven)
+      : sm(r.sm), e(r, long_ratio, marks, uneven) {}
   // The line of boundaries [from, to]. The scans and hinges refit the same
   // stretches round after round, so the last few fits are kept, the oldest
   // replaced first; only once the boundaries are final (interrupts out, the
@@ -931,7 +978,7 @@ class PooledHinges {
 };
 
 struct Scratch {
-  std::vector<std::vector<Nanos>> blocks;  // one SM's Boundaries each
+  std::vector<std::vector<Nanos>> marks;  // one SM's Boundaries each
   std::vector<std::uint8_t> uneven;
   std::vector<SmState> all, sms;
   PooledHinges::Buffers hinges, wander;
@@ -956,12 +1003,12 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
   // left here refer to the last window's records; the next call clears
   // them unread.
   thread_local Scratch scratch;
-  scratch.blocks.resize(std::max(scratch.blocks.size(), records.sms.size()));
+  scratch.marks.resize(std::max(scratch.marks.size(), records.sms.size()));
   std::vector<SmState>& all = scratch.all;
   all.clear();
   all.reserve(records.sms.size());
   for (const auto& r : records.sms)
-    all.emplace_back(r, s.long_iteration, scratch.blocks[all.size()], scratch.uneven);
+    all.emplace_back(r, s.long_iteration, scratch.marks[all.size()], scratch.uneven);
   interrupts = remove_interrupts(all, s.global_share, keep_later_before);
   // Only while every SM still runs: once the first has finished its window,
   // the others' iterations change pace (the H200: a late "change" in the
