@@ -33,11 +33,15 @@ constexpr std::int64_t kMark = 16;
 #else
 #define LATEST_AVX2_CLONE
 #endif
-// The four marks after `marks[0]` from a block of 64 records, its sums of 16
-// taken in 32 bits (the caller knows them exact) and in whole vectors:
-// summed each on its own, its 16 were added one at a time.
+// A whole block of 64 records, read once in eight vectors: its shortest and
+// longest record, and the four marks after `marks[0]` from its sums of 16,
+// taken in 32 bits. Read apart, the extremes and the sums read the block
+// twice, and summed each on its own, a sum of 16 added them one at a time.
+// False where those sums need not be exact (a record of 268 ms or more):
+// the caller then sums again in 64 bits.
 static_assert(kRecordBlock == 64 && kMark == 16);
-[[gnu::always_inline]] inline void mark_block(const std::uint32_t* d, Nanos* marks) {
+[[gnu::always_inline]] inline bool whole_block(const std::uint32_t* d, std::uint32_t& shortest,
+                                               std::uint32_t& longest, Nanos* marks) {
   using Lanes = std::uint32_t __attribute__((vector_size(32)));
   Lanes v0, v1, v2, v3, v4, v5, v6, v7;  // not an array: one went through the stack
   std::memcpy(&v0, d, sizeof v0);
@@ -48,30 +52,45 @@ static_assert(kRecordBlock == 64 && kMark == 16);
   std::memcpy(&v5, d + 40, sizeof v5);
   std::memcpy(&v6, d + 48, sizeof v6);
   std::memcpy(&v7, d + 56, sizeof v7);
+  // Lane by lane (no helper taking vectors: their ABI differs without
+  // AVX, and GCC warns of it), then folded across lanes by halves.
+  Lanes lo = v0, hi = v0;
+  lo = v1 < lo ? v1 : lo, hi = v1 > hi ? v1 : hi;
+  lo = v2 < lo ? v2 : lo, hi = v2 > hi ? v2 : hi;
+  lo = v3 < lo ? v3 : lo, hi = v3 > hi ? v3 : hi;
+  lo = v4 < lo ? v4 : lo, hi = v4 > hi ? v4 : hi;
+  lo = v5 < lo ? v5 : lo, hi = v5 > hi ? v5 : hi;
+  lo = v6 < lo ? v6 : lo, hi = v6 > hi ? v6 : hi;
+  lo = v7 < lo ? v7 : lo, hi = v7 > hi ? v7 : hi;
+  const Lanes half{4, 5, 6, 7, 0, 1, 2, 3}, quarter{2, 3, 0, 1, 6, 7, 4, 5}, eighth{1, 0, 3, 2, 5, 4, 7, 6};
+  Lanes other = __builtin_shuffle(lo, half);
+  lo = other < lo ? other : lo;
+  other = __builtin_shuffle(lo, quarter);
+  lo = other < lo ? other : lo;
+  other = __builtin_shuffle(lo, eighth);
+  lo = other < lo ? other : lo;
+  other = __builtin_shuffle(hi, half);
+  hi = other > hi ? other : hi;
+  other = __builtin_shuffle(hi, quarter);
+  hi = other > hi ? other : hi;
+  other = __builtin_shuffle(hi, eighth);
+  hi = other > hi ? other : hi;
+  shortest = lo[0];
+  longest = hi[0];
+  // Pairwise sums interleaved twice, then the two halves: lanes 0-3 hold the sums of 16.
   const Lanes s0 = v0 + v1, s1 = v2 + v3, s2 = v4 + v5, s3 = v6 + v7;
-  // Pairwise sums interleaved twice, then the two halves: lanes 0-3 hold the totals.
   const Lanes even{0, 8, 2, 10, 4, 12, 6, 14}, odd{1, 9, 3, 11, 5, 13, 7, 15};
   const Lanes t0 = __builtin_shuffle(s0, s1, even) + __builtin_shuffle(s0, s1, odd);
   const Lanes t1 = __builtin_shuffle(s2, s3, even) + __builtin_shuffle(s2, s3, odd);
   const Lanes u = __builtin_shuffle(t0, t1, Lanes{0, 1, 8, 9, 4, 5, 12, 13}) +
                   __builtin_shuffle(t0, t1, Lanes{2, 3, 10, 11, 6, 7, 14, 15});
-  const Lanes sums = u + __builtin_shuffle(u, Lanes{4, 5, 6, 7, 0, 1, 2, 3});
+  const Lanes sums = u + __builtin_shuffle(u, half);
   for (int q = 0; q < 4; ++q) marks[q + 1] = marks[q] + sums[q];
+  return static_cast<std::uint64_t>(longest) * kMark < (1ull << 32);
 }
 
 LATEST_AVX2_CLONE void block_pass(const std::uint32_t* d, std::int64_t n, std::uint64_t tenths, Nanos* marks,
                                   std::uint8_t* uneven) {
-  const auto block = [&](std::int64_t b, std::int64_t from, std::int64_t to) {
-    std::uint32_t shortest = ~0u, longest = 0;
-    for (std::int64_t i = from; i < to; ++i) {
-      shortest = std::min(shortest, d[i]);
-      longest = std::max(longest, d[i]);
-    }
-    if (from > 0) shortest = std::min(shortest, d[from - 1]);
-    if (to < n) shortest = std::min(shortest, d[to]);
-    uneven[b] = 10ull * longest > tenths * shortest;
-    return longest;
-  };
   // The marks after the first, from sums of kMark records each, written in
   // this pass: a second one over the marks cost a twentieth of a default
   // window's host time.
@@ -82,21 +101,21 @@ LATEST_AVX2_CLONE void block_pass(const std::uint32_t* d, std::int64_t n, std::u
       marks[m / kMark + 1] = t;
     }
   };
-  // Whole blocks first, with counts the compiler knows, so that it reads
-  // them in whole vectors: the pass alone 0.39 -> 0.31 ms a default window.
-  // Sums in 32 bits, eight to a vector, not four, where exact: the longest
-  // times the count below 2^32 (durations under 268 ms); else in 64.
+  const auto flag = [&](std::int64_t b, std::int64_t from, std::int64_t to, std::uint32_t shortest,
+                        std::uint32_t longest) {
+    if (from > 0) shortest = std::min(shortest, d[from - 1]);
+    if (to < n) shortest = std::min(shortest, d[to]);
+    uneven[b] = 10ull * longest > tenths * shortest;
+  };
   std::int64_t from = 0, b = 0;
   for (; from + kRecordBlock <= n; from += kRecordBlock, ++b) {
-    if (static_cast<std::uint64_t>(block(b, from, from + kRecordBlock)) * kMark < (1ull << 32)) {
-      mark_block(d + from, marks + from / kMark);
-    } else {
-      add_records(from, from + kRecordBlock);
-    }
+    std::uint32_t shortest = 0, longest = 0;
+    if (!whole_block(d + from, shortest, longest, marks + from / kMark)) add_records(from, from + kRecordBlock);
+    flag(b, from, from + kRecordBlock, shortest, longest);
   }
   if (from < n) {
-    block(b, from, n);
     add_records(from, n);
+    flag(b, from, n, *std::min_element(d + from, d + n), *std::max_element(d + from, d + n));
   }
 }
 
