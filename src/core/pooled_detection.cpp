@@ -400,25 +400,26 @@ class PooledScan {
  public:
   // `relevant`: where positive, a bin's mean value (not z) must also exceed it.
   PooledScan(Nanos end, double width, std::size_t bins, double relevant = 0)
-      : end_(end), width_(width), per_width_(1 / width), relevant_(relevant), sum_(bins), raw_(bins), count_(bins) {}
+      : end_(end), width_(width), per_width_(1 / width), relevant_(relevant), bins_(bins) {}
   static constexpr double kClip = 8;
   void add(Nanos t, double z, double value = 0) {
     if (t > end_) return;
     const double k = static_cast<double>(end_ - t) * per_width_;
-    if (k >= static_cast<double>(sum_.size())) return;
+    if (k >= static_cast<double>(bins_.size())) return;
     // min/max, not std::clamp: BM_DetectSwitchPooled 3.42-3.56 ms against
     // 3.72-3.79 with clamp (alternated in one loop, 2026-12-01).
-    sum_[static_cast<std::size_t>(k)] += std::min(std::max(z, -kClip), kClip);
-    raw_[static_cast<std::size_t>(k)] += value;
-    ++count_[static_cast<std::size_t>(k)];
+    Bin& bin = bins_[static_cast<std::size_t>(k)];
+    bin.sum += std::min(std::max(z, -kClip), kClip);
+    bin.raw += value;
+    ++bin.count;
   }
   std::int64_t earliest_significant(double z) const {
-    for (std::size_t k = sum_.size(); k-- > 0;)
+    for (std::size_t k = bins_.size(); k-- > 0;)
       if (significant(k, z)) return static_cast<std::int64_t>(k);
     return -1;
   }
   std::int64_t latest_significant(double z) const {
-    for (std::size_t k = 0; k < sum_.size(); ++k)
+    for (std::size_t k = 0; k < bins_.size(); ++k)
       if (significant(k, z)) return static_cast<std::int64_t>(k);
     return -1;
   }
@@ -426,9 +427,9 @@ class PooledScan {
   // The nearest bin after (later: towards `end`) or before bin k that holds
   // any sample; -1 if none.
   std::int64_t next_sampled(std::int64_t k, bool later) const {
-    for (std::int64_t j = later ? k - 1 : k + 1; j >= 0 && j < static_cast<std::int64_t>(count_.size());
+    for (std::int64_t j = later ? k - 1 : k + 1; j >= 0 && j < static_cast<std::int64_t>(bins_.size());
          j += later ? -1 : 1)
-      if (count_[static_cast<std::size_t>(j)] > 0) return j;
+      if (bins_[static_cast<std::size_t>(j)].count > 0) return j;
     return -1;
   }
 
@@ -439,17 +440,23 @@ class PooledScan {
   // (docs/hardware/h200.md) — significant across 132 SMs, yet no change.
   static constexpr double kMinMean = 2;
   bool significant(std::size_t k, double z) const {
-    if (count_[k] == 0) return false;
-    const auto n = static_cast<double>(count_[k]);
-    return std::abs(sum_[k]) / std::sqrt(n) > z && std::abs(sum_[k]) / n > kMinMean &&
-           (relevant_ <= 0 || std::abs(raw_[k]) / n > relevant_);
+    const Bin& bin = bins_[k];
+    if (bin.count == 0) return false;
+    const auto n = static_cast<double>(bin.count);
+    return std::abs(bin.sum) / std::sqrt(n) > z && std::abs(bin.sum) / n > kMinMean &&
+           (relevant_ <= 0 || std::abs(bin.raw) / n > relevant_);
   }
 
   Nanos end_;
   double width_, per_width_;  // a multiplication in add(), not a division: it runs on every record
   double relevant_;
-  std::vector<double> sum_, raw_;
-  std::vector<int> count_;
+  // A bin's clipped z sum, value sum and count side by side: add() touches
+  // one cache line, not three.
+  struct Bin {
+    double sum = 0, raw = 0;
+    int count = 0;
+  };
+  std::vector<Bin> bins_;
 };
 
 // The change point x, in iterations, that best explains the residuals of
