@@ -24,7 +24,11 @@ from datetime import datetime
 def selftest(paths):
     for path in paths:
         directory = path if os.path.isdir(path) else None
-        doc = json.load(open(os.path.join(directory, "selftest.json") if directory else path))
+        source = os.path.join(directory, "selftest.json") if directory else path
+        if not os.path.exists(source):  # a run that measured nothing writes none: say so, go on
+            print(f"{path}: no selftest.json (no measurement accepted; the run's log says why)")
+            continue
+        doc = json.load(open(source))
         ms = doc["accuracy"]["measurements"]
         residual = [m["error_minus_in_effect_us"] for m in ms]
         r = sorted(abs(x) for x in residual)

@@ -1309,7 +1309,9 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
   // (EveryRampShape).
   constexpr int kWanderPlaces = 8;
   constexpr double kWanderFactor = 4;
-  constexpr double kTailEarliest = 1.0 / 64;  // the arrival's tail hinge (below)
+  // The arrival's tail hinge (below), over the points from one iteration
+  // after the arrival on, its time 1/64 iteration beyond their first.
+  const auto tail_hinge = [](const PooledHinges& h) { return h.hinge(-1, kAhead, false, 1.0 / 64); };
   const double first_arrival = arrival;
   // The wander's largest gains, for the curved hinge and the tail's (below),
   // read once at the same places; -1 where the records end before them all.
@@ -1325,7 +1327,7 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
                                hinge_sigma, hinge_line, wander_buffers);
       if (quiet.points() < 3 * changed.size()) continue;  // the records end before it
       wander->curved = std::max(wander->curved, quiet.hinge(kShort, kAhead - 1, true).gain);
-      wander->tail = std::max(wander->tail, quiet.hinge(0, kAhead, false, kTailEarliest).gain);
+      wander->tail = std::max(wander->tail, tail_hinge(quiet).gain);
     }
     return *wander;
   };
@@ -1366,16 +1368,22 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
     // finds growing faster than the relevance threshold (a rate change
     // below it is none, as for the segments' rates; no test's window
     // reaches this: without it EveryRampShape on twelve seeds and the
-    // wander test print the same rows). Its earliest time is 1/64 iteration
-    // after the arrival, not a quarter as for the other hinges, so that a
-    // lag held by the arrival's own points moves it by what the lag says:
-    // on the H200 the SMs whose boundary fell at an emulated switch ran
-    // their first target iteration 50-120 ns longer, and the quarter dated
-    // four 1980 -> 990 windows at 4096 FMAs 4.4 us late (round 21 of
-    // docs/hardware/h200.md; RealH200ChainedWindows); on the stall shape
-    // (EveryRampShape, seeds 97-137) 14 of 840 beyond three times their
-    // uncertainty against 15.
-    const PooledHinges::Fit tail = hinges.hinge(0, kAhead, false, kTailEarliest);
+    // wander test print the same rows). It reads the points from one
+    // iteration after the arrival on: each SM's first iterations after its
+    // own change can run a few ns long for reasons of the SM's own (the
+    // emulated switch's code path: on one H100, 10-20 ns in the first one
+    // or two of 9.3 and 18.4 us, round 22 of docs/hardware/h200.md), and
+    // where the SMs' phases spread over the iteration those excesses spread
+    // over the iteration after the arrival, which a hinge in time reads as
+    // a lag still closing: from the arrival on, it dated 113 of 160 dumped
+    // windows 13-50 us (up to 2.7 target iterations) late. A lag that still
+    // shows an iteration on is the clock's; one that ends sooner leaves the
+    // arrival less than an iteration early, within its bound. (Read from the
+    // arrival on, with its earliest time 1/64 iteration after it, the tail
+    // moved four clustered 1980 -> 990 windows of one H200 by -0.2 to
+    // +1.9 us; from one iteration on they stand at -0.5 to -0.4 us after
+    // their in-effect time: RealH200ChainedWindows.)
+    const PooledHinges::Fit tail = tail_hinge(hinges);
     // (z² before the wander: its hinges are built only where they can matter.)
     if (!tail.at_reach && tail.rate > relevant_target && tail.gain > s.z * s.z && wander_gains().tail >= 0 &&
         tail.gain > std::max(kWanderFactor * wander_gains().tail, s.z * s.z))

@@ -126,9 +126,10 @@ TEST(PooledDetection, RealH200WindowsOfSmsInStep) {
 //   target iteration 50 to 120 ns longer, the emulation's own cost. The
 //   arrival's tail hinge read that as lag still owed and, from the first
 //   time it could propose, a quarter iteration on, dated the four 4.1 to
-//   4.2 us late (0.23 iteration); from 1/64 iteration on it moves them by
-//   what that lag says (-0.2 to +1.9 us). Each must be within -0.8 and
-//   +2 us of its truth.
+//   4.2 us late (0.23 iteration); from 1/64 iteration on it moved them by
+//   what that lag says (-0.2 to +1.9 us); reading from one iteration after
+//   the arrival on, it leaves them at -0.5 to -0.4 us. Each must be within
+//   -0.8 and +2 us of its truth.
 // - 990 -> 1980: the SMs' phases span 4.4-5.4 of the iteration's 18.3 us, so
 //   their mixed iterations together leave a stall anywhere between 0.17
 //   and 7.3 us open (a longer stall, an earlier change); the middle dates
@@ -145,6 +146,26 @@ TEST(PooledDetection, RealH200ChainedWindows) {
     } else {
       EXPECT_LE(std::abs(r.residual_us), 3 * r.m.uncertainty_us) << r.w.name;
     }
+  }
+}
+
+// Real records of chained streams on one H100 (round 22 of
+// docs/hardware/h200.md; core/data/README.md), six with each block's timing
+// started blockIdx/gridDim of an iteration late, so that the SMs' phases
+// spread over 6-16 us of the 9.3 and 18.4 us iterations, and one without.
+// Each SM's first one or two target iterations after its own switch ran
+// 10-20 ns long (the emulated switch's code path); spread over the
+// iteration after the arrival, those excesses read as a lag still closing
+// to the arrival's tail hinge when it read from the arrival on, which dated
+// these 10-50 us (up to 2.7 target iterations) late. Each must be within
+// -0.8 and +2 us of its truth.
+TEST(PooledDetection, RealH100WindowsWithSpreadPhases) {
+  const std::vector<std::filesystem::path> files = recorded_windows_in(LATEST_H100_SPREAD_PHASE_WINDOWS);
+  ASSERT_EQ(files.size(), 7u) << LATEST_H100_SPREAD_PHASE_WINDOWS;
+  for (const auto& file : files) {
+    const Replayed r = replay_measured(file);
+    EXPECT_GT(r.residual_us, -0.8) << r.w.name;
+    EXPECT_LT(r.residual_us, 2.0) << r.w.name;
   }
 }
 
