@@ -1309,9 +1309,7 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
   // (EveryRampShape).
   constexpr int kWanderPlaces = 8;
   constexpr double kWanderFactor = 4;
-  // The arrival's tail hinge (below), over the points from one iteration
-  // after the arrival on, its time 1/64 iteration beyond their first.
-  const auto tail_hinge = [](const PooledHinges& h) { return h.hinge(-1, kAhead, false, 1.0 / 64); };
+  constexpr double kTailEarliest = 1.0 / 64;  // the arrival's tail hinge (below)
   const double first_arrival = arrival;
   // The wander's largest gains, for the curved hinge and the tail's (below),
   // read once at the same places; -1 where the records end before them all.
@@ -1327,7 +1325,7 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
                                hinge_sigma, hinge_line, wander_buffers);
       if (quiet.points() < 3 * changed.size()) continue;  // the records end before it
       wander->curved = std::max(wander->curved, quiet.hinge(kShort, kAhead - 1, true).gain);
-      wander->tail = std::max(wander->tail, tail_hinge(quiet).gain);
+      wander->tail = std::max(wander->tail, quiet.hinge(0, kAhead, false, kTailEarliest).gain);
     }
     return *wander;
   };
@@ -1375,15 +1373,19 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
     // or two of 9.3 and 18.4 us, round 22 of docs/hardware/h200.md), and
     // where the SMs' phases spread over the iteration those excesses spread
     // over the iteration after the arrival, which a hinge in time reads as
-    // a lag still closing: from the arrival on, it dated 113 of 160 dumped
-    // windows 13-50 us (up to 2.7 target iterations) late. A lag that still
+    // a lag still closing: from the arrival on, it dated 104 of the 112
+    // dumped staggered windows 2.3-50 us (up to 2.7 target iterations)
+    // late (one H100; with this, none there). A lag that still
     // shows an iteration on is the clock's; one that ends sooner leaves the
     // arrival less than an iteration early, within its bound. (Read from the
     // arrival on, with its earliest time 1/64 iteration after it, the tail
     // moved four clustered 1980 -> 990 windows of one H200 by -0.2 to
     // +1.9 us; from one iteration on they stand at -0.5 to -0.4 us after
-    // their in-effect time: RealH200ChainedWindows.)
-    const PooledHinges::Fit tail = tail_hinge(hinges);
+    // their in-effect time: RealH200ChainedWindows.) Its bar stays that of
+    // the same hinge from the arrival on, the larger: from one iteration on
+    // at the quiet places too, it let three more windows of two machines
+    // through, 18-33 us late (rounds 22 and 23).
+    const PooledHinges::Fit tail = hinges.hinge(-1, kAhead, false, kTailEarliest);
     // (z² before the wander: its hinges are built only where they can matter.)
     if (!tail.at_reach && tail.rate > relevant_target && tail.gain > s.z * s.z && wander_gains().tail >= 0 &&
         tail.gain > std::max(kWanderFactor * wander_gains().tail, s.z * s.z))

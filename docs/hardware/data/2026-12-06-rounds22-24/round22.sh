@@ -6,7 +6,7 @@
 # turns on the same seeds; then the staggered one at 1024 FMAs in both
 # schedules, and a real switch, which must end at the guard. dump.diff
 # (round 20) on the device only; late.py's windows and every tenth other
-# come back. As it ran (the data folder was then h200-2026-12-06-round22);
+# come back. As it ran (the data folder was then h200-2026-12-06-round22, and the script called round22.sh);
 # round23.sh is its successor.
 set -u
 final=$OUT; export OUT=/tmp/r22; rm -rf "$OUT"; mkdir -p "$OUT"
