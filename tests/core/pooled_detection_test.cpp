@@ -98,6 +98,19 @@ Replayed replay_measured(const std::filesystem::path& file) {
   return r;
 }
 
+// Within -0.8 and +2 us (the p99 on the H200) of its truth.
+void expect_within_h200_target(const Replayed& r) {
+  EXPECT_GT(r.residual_us, -0.8) << r.w.name;
+  EXPECT_LT(r.residual_us, 2.0) << r.w.name;
+}
+
+// The `count` windows under `dir`, each measured within that target.
+void expect_every_window_within_h200_target(const char* dir, std::size_t count) {
+  const std::vector<std::filesystem::path> files = recorded_windows_in(dir);
+  ASSERT_EQ(files.size(), count) << dir;
+  for (const auto& file : files) expect_within_h200_target(replay_measured(file));
+}
+
 // Real records of the paper's schedule (a launch a measurement): 80 % of
 // the SMs within 0 or 256 ns of each other through the window, so that
 // (a) their stall bounds all span the same iteration and cannot narrow
@@ -111,13 +124,7 @@ Replayed replay_measured(const std::filesystem::path& file) {
 // uncertainty, the selftest's verdict not met). Each must now be within
 // -0.8 and +2 us (the p99 on the H200) of its truth.
 TEST(PooledDetection, RealH200WindowsOfSmsInStep) {
-  const std::vector<std::filesystem::path> files = recorded_windows_in(LATEST_H200_IN_STEP_WINDOWS);
-  ASSERT_EQ(files.size(), 10u) << LATEST_H200_IN_STEP_WINDOWS;
-  for (const auto& file : files) {
-    const Replayed r = replay_measured(file);
-    EXPECT_GT(r.residual_us, -0.8) << r.w.name;
-    EXPECT_LT(r.residual_us, 2.0) << r.w.name;
-  }
+  expect_every_window_within_h200_target(LATEST_H200_IN_STEP_WINDOWS, 10);
 }
 
 // Real records of a chained stream at 4096 FMAs, 1980 <-> 990 MHz, from one
@@ -141,8 +148,7 @@ TEST(PooledDetection, RealH200ChainedWindows) {
   for (const auto& file : files) {
     const Replayed r = replay_measured(file);
     if (r.w.target.mhz < r.w.initial.mhz) {
-      EXPECT_GT(r.residual_us, -0.8) << r.w.name;
-      EXPECT_LT(r.residual_us, 2.0) << r.w.name;
+      expect_within_h200_target(r);
     } else {
       EXPECT_LE(std::abs(r.residual_us), 3 * r.m.uncertainty_us) << r.w.name;
     }
@@ -160,13 +166,7 @@ TEST(PooledDetection, RealH200ChainedWindows) {
 // these 10-50 us (up to 2.7 target iterations) late. Each must be within
 // -0.8 and +2 us of its truth.
 TEST(PooledDetection, RealH100WindowsWithSpreadPhases) {
-  const std::vector<std::filesystem::path> files = recorded_windows_in(LATEST_H100_SPREAD_PHASE_WINDOWS);
-  ASSERT_EQ(files.size(), 7u) << LATEST_H100_SPREAD_PHASE_WINDOWS;
-  for (const auto& file : files) {
-    const Replayed r = replay_measured(file);
-    EXPECT_GT(r.residual_us, -0.8) << r.w.name;
-    EXPECT_LT(r.residual_us, 2.0) << r.w.name;
-  }
+  expect_every_window_within_h200_target(LATEST_H100_SPREAD_PHASE_WINDOWS, 7);
 }
 
 // The boundary index of `sm` at or after GPU time t.

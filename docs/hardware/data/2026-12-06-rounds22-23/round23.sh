@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Round 23 (docs/hardware/h200.md): round 22 again on the detector whose
-# tail hinge reads from one iteration after the arrival on. Does starting each block's
-# timing blockIdx/gridDim of an iteration late (stagger.diff beside this
+# Round 23 (docs/hardware/h200.md): round 22 (its script: git show
+# 5c618c5:docs/hardware/data/h100-2026-12-06-round22/round22.sh) again, on
+# the detector whose tail hinge reads from one iteration after the arrival
+# on. Does starting each block's timing blockIdx/gridDim of an iteration
+# late (stagger.diff beside this
 # file) spread the SMs' phases and remove round 21's early chained
 # 990->1980 windows at 4096 FMAs? Two binaries of the tree, without and with
 # stagger.diff, take turns on the same seeds (a short run first warms the
