@@ -21,13 +21,7 @@ __extension__ using Wide = __int128;
 constexpr std::int64_t kRecordBlock = 64;
 constexpr std::int64_t kMark = 16;
 
-// The one pass over every record, in blocks: the sum of every kMark records,
-// and whether a block's longest iteration exceeds `tenths`/10 times its
-// shortest (its neighbours either side included). A third of the detector's
-// host time at SSE2, so compiled for AVX2 too where the CPU has it
-// (BM_DetectSwitchPooled 4.82-4.87 ms a window before, 3.66-3.91 after;
-// docs/benchmarks.md), and one call per SM, not per block. Integer sums and
-// extremes: either path gives the same result.
+// Compiled for AVX2 too where the CPU has it (below).
 #if defined(__x86_64__) && defined(__GNUC__)
 #define LATEST_AVX2_CLONE __attribute__((target_clones("avx2", "default")))
 #else
@@ -62,33 +56,42 @@ static_assert(kRecordBlock == 64 && kMark == 16);
   lo = v5 < lo ? v5 : lo, hi = v5 > hi ? v5 : hi;
   lo = v6 < lo ? v6 : lo, hi = v6 > hi ? v6 : hi;
   lo = v7 < lo ? v7 : lo, hi = v7 > hi ? v7 : hi;
-  const Lanes half{4, 5, 6, 7, 0, 1, 2, 3}, quarter{2, 3, 0, 1, 6, 7, 4, 5}, eighth{1, 0, 3, 2, 5, 4, 7, 6};
-  Lanes other = __builtin_shuffle(lo, half);
+  // (__builtin_shufflevector: GCC from 12 and clang, the fuzzers' compiler.)
+  Lanes other = __builtin_shufflevector(lo, lo, 4, 5, 6, 7, 0, 1, 2, 3);
   lo = other < lo ? other : lo;
-  other = __builtin_shuffle(lo, quarter);
+  other = __builtin_shufflevector(lo, lo, 2, 3, 0, 1, 6, 7, 4, 5);
   lo = other < lo ? other : lo;
-  other = __builtin_shuffle(lo, eighth);
+  other = __builtin_shufflevector(lo, lo, 1, 0, 3, 2, 5, 4, 7, 6);
   lo = other < lo ? other : lo;
-  other = __builtin_shuffle(hi, half);
+  other = __builtin_shufflevector(hi, hi, 4, 5, 6, 7, 0, 1, 2, 3);
   hi = other > hi ? other : hi;
-  other = __builtin_shuffle(hi, quarter);
+  other = __builtin_shufflevector(hi, hi, 2, 3, 0, 1, 6, 7, 4, 5);
   hi = other > hi ? other : hi;
-  other = __builtin_shuffle(hi, eighth);
+  other = __builtin_shufflevector(hi, hi, 1, 0, 3, 2, 5, 4, 7, 6);
   hi = other > hi ? other : hi;
   shortest = lo[0];
   longest = hi[0];
   // Pairwise sums interleaved twice, then the two halves: lanes 0-3 hold the sums of 16.
   const Lanes s0 = v0 + v1, s1 = v2 + v3, s2 = v4 + v5, s3 = v6 + v7;
-  const Lanes even{0, 8, 2, 10, 4, 12, 6, 14}, odd{1, 9, 3, 11, 5, 13, 7, 15};
-  const Lanes t0 = __builtin_shuffle(s0, s1, even) + __builtin_shuffle(s0, s1, odd);
-  const Lanes t1 = __builtin_shuffle(s2, s3, even) + __builtin_shuffle(s2, s3, odd);
-  const Lanes u = __builtin_shuffle(t0, t1, Lanes{0, 1, 8, 9, 4, 5, 12, 13}) +
-                  __builtin_shuffle(t0, t1, Lanes{2, 3, 10, 11, 6, 7, 14, 15});
-  const Lanes sums = u + __builtin_shuffle(u, half);
+  const Lanes t0 = __builtin_shufflevector(s0, s1, 0, 8, 2, 10, 4, 12, 6, 14) +
+                   __builtin_shufflevector(s0, s1, 1, 9, 3, 11, 5, 13, 7, 15);
+  const Lanes t1 = __builtin_shufflevector(s2, s3, 0, 8, 2, 10, 4, 12, 6, 14) +
+                   __builtin_shufflevector(s2, s3, 1, 9, 3, 11, 5, 13, 7, 15);
+  const Lanes u = __builtin_shufflevector(t0, t1, 0, 1, 8, 9, 4, 5, 12, 13) +
+                  __builtin_shufflevector(t0, t1, 2, 3, 10, 11, 6, 7, 14, 15);
+  const Lanes sums = u + __builtin_shufflevector(u, u, 4, 5, 6, 7, 0, 1, 2, 3);
   for (int q = 0; q < 4; ++q) marks[q + 1] = marks[q] + sums[q];
   return static_cast<std::uint64_t>(longest) * kMark < (1ull << 32);
 }
 
+// The one pass over every record, in blocks: the marks (the boundaries'
+// times every kMark records, from `marks[0]` on), and whether a block's
+// longest iteration exceeds `tenths`/10 times its shortest (its neighbours
+// either side included). A third of the detector's host time at SSE2, so
+// compiled for AVX2 too where the CPU has it (BM_DetectSwitchPooled
+// 4.82-4.87 ms a window before, 3.66-3.91 after; docs/benchmarks.md), and
+// one call per SM, not per block. Integer sums and extremes: either path
+// gives the same result.
 LATEST_AVX2_CLONE void block_pass(const std::uint32_t* d, std::int64_t n, std::uint64_t tenths, Nanos* marks,
                                   std::uint8_t* uneven) {
   // The marks after the first, from sums of kMark records each, written in
