@@ -1388,8 +1388,10 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
     // (EveryRampShape, seeds 97-137; with it 15, from the arrival on 14).
     // The bar of either is the wander's largest gain for the hinge from
     // the arrival on, the larger: from one iteration on at the quiet places
-    // too, it let three more windows of two machines through, 18-33 us late
-    // (rounds 22 and 23). Four clustered 1980 -> 990 windows of one H200
+    // too, it let three more windows of two machines through, 23-33 us late
+    // (rounds 22 and 23). One window of round 23 that the hinge from the
+    // arrival on left at +0.8 us this one dates +18 us (1.9 iterations,
+    // 20 us stated; `warmup/w17` of that round's kept windows). Four clustered 1980 -> 990 windows of one H200
     // that the hinge from the arrival on moved by -0.2 to +1.9 us now stand
     // at -0.5 to -0.4 us after their in-effect time (RealH200ChainedWindows).
     // (z² before the wander: its hinges are built only where they can matter.)
