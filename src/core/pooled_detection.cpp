@@ -1391,9 +1391,10 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
     // too, it let three more windows of two machines through, 23-33 us late
     // (rounds 22 and 23). One window of round 23 that the hinge from the
     // arrival on left at +0.8 us this one dates +18 us (1.9 iterations,
-    // 20 us stated; `warmup/w17` of that round's kept windows). Four clustered 1980 -> 990 windows of one H200
-    // that the hinge from the arrival on moved by -0.2 to +1.9 us now stand
-    // at -0.5 to -0.4 us after their in-effect time (RealH200ChainedWindows).
+    // 20 us stated; `warmup/w17` of that round's kept windows). Four
+    // clustered 1980 -> 990 windows of one H200 that the hinge from the
+    // arrival on moved by -0.2 to +1.9 us now stand at -0.5 to -0.4 us
+    // after their in-effect time (RealH200ChainedWindows).
     // (z² before the wander: its hinges are built only where they can matter.)
     const auto clear_tail = [&](const PooledHinges::Fit& tail) {
       return !tail.at_reach && tail.rate > relevant_target && tail.gain > s.z * s.z && wander_gains().tail >= 0 &&
