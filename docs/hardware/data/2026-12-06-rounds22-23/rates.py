@@ -3,19 +3,15 @@
 (round 20's dump.diff layout, tests/core/data/README.md).
   python3 rates.py FILE.bin...
 """
-import array, struct, sys
+import os, sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "h200-2026-12-04-round21"))
+from windows import load  # noqa: E402
 
 for path in sys.argv[1:]:
-    b = open(path, "rb").read()
-    h = struct.unpack_from("10d", b, 0)
-    (n,) = struct.unpack_from("q", b, 80)
-    o, switch, bins = 88, h[0] + h[1] * 1e6, {}
-    for _ in range(n):
-        _, first, count = struct.unpack_from("3q", b, o)
-        o += 24
-        d = array.array("I")
-        d.frombytes(b[o:o + 4 * count])
-        o += 4 * count + 16  # the SM's two calibrated means follow
+    h, sms = load(path)
+    switch, bins = h[0] + h[1] * 1e6, {}
+    for first, d in sms:
         t = first
         for x in d:
             k = int((t - switch) // 2e6)

@@ -34,20 +34,21 @@ def span(phases, period, share):
     return min((p[k + held - 1] if k + held - 1 < n else p[k + held - 1 - n] + period) - p[k] for k in range(n))
 
 
-for path in sys.argv[1:]:
-    h, sms = load(path)
-    request, truth_ms, _, _, pooled_ms, _, initial, target, target_mean, initial_mean = h
-    switch = request + truth_ms * 1e6
-    into, excess = [], []
-    for first, d in sms:
-        b = [first] + [first + x for x in itertools.accumulate(d)]
-        k = bisect.bisect_right(b, switch) - 1  # the iteration that holds the switch
-        x = switch - b[k]
-        into.append(x)
-        excess.append(d[k] - (x + (1 - x / initial_mean) * target_mean))
-    near = [round(e) for x, e in zip(into, excess) if x < initial_mean / 16]
-    print(f"{path}: {initial:.0f} -> {target:.0f} MHz, detector then {(pooled_ms - truth_ms) * 1e3:+.2f} us; "
-          f"phases: 80 % within {span(into, initial_mean, 8) / 1e3:.1f} us, all within "
-          f"{span(into, initial_mean, 10) / 1e3:.1f} us of {initial_mean / 1e3:.1f}; mixed iteration longer than "
-          f"a change alone by {statistics.median(excess):.0f} ns (median); {len(near)} SMs began it within "
-          f"1/16 iteration of the switch: {min(near, default=0)} to {max(near, default=0)} ns")
+if __name__ == "__main__":  # rates.py of 2026-12-06 imports load()
+    for path in sys.argv[1:]:
+        h, sms = load(path)
+        request, truth_ms, _, _, pooled_ms, _, initial, target, target_mean, initial_mean = h
+        switch = request + truth_ms * 1e6
+        into, excess = [], []
+        for first, d in sms:
+            b = [first] + [first + x for x in itertools.accumulate(d)]
+            k = bisect.bisect_right(b, switch) - 1  # the iteration that holds the switch
+            x = switch - b[k]
+            into.append(x)
+            excess.append(d[k] - (x + (1 - x / initial_mean) * target_mean))
+        near = [round(e) for x, e in zip(into, excess) if x < initial_mean / 16]
+        print(f"{path}: {initial:.0f} -> {target:.0f} MHz, detector then {(pooled_ms - truth_ms) * 1e3:+.2f} us; "
+              f"phases: 80 % within {span(into, initial_mean, 8) / 1e3:.1f} us, all within "
+              f"{span(into, initial_mean, 10) / 1e3:.1f} us of {initial_mean / 1e3:.1f}; mixed iteration longer than "
+              f"a change alone by {statistics.median(excess):.0f} ns (median); {len(near)} SMs began it within "
+              f"1/16 iteration of the switch: {min(near, default=0)} to {max(near, default=0)} ns")
