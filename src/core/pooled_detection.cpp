@@ -427,6 +427,25 @@ class PooledScan {
     return -1;
   }
   Nanos bin_end(std::int64_t k) const { return end_ - std::llround(static_cast<double>(k) * width_); }
+  // Whether the significant bin k is a stray: an earlier significant bin
+  // comes before a run of `quiet_bins` sampled bins whose mean values all
+  // lie within `relevant`, and the bins from k back to that run stay within
+  // `excursion`. The rate then held the target and strayed from it later.
+  bool stray(std::int64_t k, double z, int quiet_bins, double excursion) const {
+    std::int64_t quiet = 0;
+    for (std::size_t j = static_cast<std::size_t>(k); j < bins_.size(); ++j) {
+      const Bin& bin = bins_[j];
+      if (bin.count == 0) continue;
+      const double mean = std::abs(bin.raw) / bin.count;
+      if (quiet >= quiet_bins) {
+        if (significant(j, z)) return true;
+      } else if (mean > excursion) {
+        return false;
+      }
+      quiet = mean <= relevant_ ? quiet + 1 : 0;
+    }
+    return false;
+  }
   // The nearest bin after (later: towards `end`) or before bin k that holds
   // any sample; -1 if none.
   std::int64_t next_sampled(std::int64_t k, bool later) const {
@@ -614,6 +633,17 @@ double quiet_scan_mean(const std::vector<SmState>& sms, double slope) {
   return largest;
 }
 
+// Quiet blocks (within the relevance threshold of the target's rate) in a
+// row after which a later stray from the target by less than half a clock
+// step is no lasting change (PooledScan::stray). On one H200 (GPU-8dc209b2,
+// round 23 of docs/hardware/h200.md) the rate of 2 ms stretches after the
+// switch stayed within 1 ns of its mean, while single blocks (0.6 ms)
+// strayed 1.5-2.0 ns an iteration, past the threshold's 1.4, every 10-40
+// ms: the scan settled on the last stray, 22-62 ms after the switch, after
+// 22-86 quiet blocks. No ramp of the simulator holds a quiet block before
+// its last level.
+constexpr int kQuietBlocks = 8;
+
 // What a scan's fine scans found, for a later scan of the same records
 // with other segment lines (the arrival's second pass). Where its coarse
 // scan bounds the change the same and no SM's fine scan read against the
@@ -636,10 +666,12 @@ struct FineScanMemo {
 // beyond the range (at most half a millisecond of them), where that drift
 // cannot build up; a fine bin's mean residual must also exceed
 // `wander_bar_ns` (the records' own wander, quiet_scan_mean). Empty when no
-// bin is.
+// bin is. Looking for the latest, `strayed` (where given) is set where that
+// block strays less than `excursion` ns an iteration after kQuietBlocks
+// quiet ones (PooledScan::stray).
 std::optional<Nanos> pooled_departure(const std::vector<SmState>& sms, Line SmState::*line, double sigma, double slope,
                                       double relevant, double wander_bar_ns, Nanos from, Nanos to, double z, bool latest,
-                                      FineScanMemo* memo = nullptr) {
+                                      FineScanMemo* memo = nullptr, double excursion = 0, bool* strayed = nullptr) {
   constexpr int kRefits = 16;                 // moves of the reference, at most (below)
   constexpr double kNear = 16;                // iterations a refitted scan reads first (below)
   // ... and any scan reads further each time: doubling read 1.5 times as
@@ -660,6 +692,7 @@ std::optional<Nanos> pooled_departure(const std::vector<SmState>& sms, Line SmSt
     }
   }
   const std::int64_t kc = latest ? coarse.latest_significant(z) : coarse.earliest_significant(z);
+  if (strayed && latest && kc >= 0 && coarse.stray(kc, z, kQuietBlocks, excursion)) *strayed = true;
   // The change lies between the significant bin's samples and those of the
   // next bin that has any, on the side looked at; a block either way for the
   // boundaries' own lag. Coarse samples come a block of iterations apart, so
@@ -1122,17 +1155,27 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
   // PairRefusedOnEveryTryMovesToACoarserIteration). With no wander it is
   // the mean of many SMs' noise, far below two boundary noises.
   const double wander_bar_ns = 2 * quiet_scan_mean(sms, slope);
+  // Where either pass settles on a stray of the rate after it held the
+  // target (kQuietBlocks), the window is refused: the switch ended before,
+  // but the rate after it did not stay. Measured from the earlier change
+  // instead, the simulator's windows under 100 ns RMS of wander came out
+  // up to 1.4 target iterations early
+  // (PairRefusedOnEveryTryMovesToACoarserIteration, seed 7).
   FineScanMemo memo;
-  std::optional<Nanos> settled =
-      pooled_departure(sms, &SmState::final, sigma, slope, relevant_target, wander_bar_ns, request_gpu_ns, end, s.z, true, &memo);
+  bool strayed = false;
+  std::optional<Nanos> settled = pooled_departure(sms, &SmState::final, sigma, slope, relevant_target, wander_bar_ns,
+                                                  request_gpu_ns, end, s.z, true, &memo, target_tol_ns, &strayed);
   if (!settled) return failed(MeasurementOutcome::initial_not_held);  // never off the final line: no change seen
+  if (strayed) return failed(MeasurementOutcome::not_confirmed);
   for (auto& st : sms) {
     const std::int64_t from = st.e.first_at_or_after(*settled + static_cast<Nanos>(2 * slope));
     if (st.e.last() - from >= 2 * s.min_confirmation_iterations)
       st.final = fit_line(st.e, from, st.e.last(), st.e.last() - from > 16 * Boundaries::kBlock);
   }
-  settled = pooled_departure(sms, &SmState::final, sigma, slope, relevant_target, wander_bar_ns, request_gpu_ns, end, s.z, true, &memo);
+  settled = pooled_departure(sms, &SmState::final, sigma, slope, relevant_target, wander_bar_ns, request_gpu_ns, end,
+                             s.z, true, &memo, target_tol_ns, &strayed);
   if (!settled) return failed(MeasurementOutcome::initial_not_held);
+  if (strayed) return failed(MeasurementOutcome::not_confirmed);
 
   // Per SM, the change point x (in iterations) that best explains the
   // residuals of the boundaries around a time: before x each lags the final

@@ -169,6 +169,24 @@ TEST(PooledDetection, RealH100WindowsWithSpreadPhases) {
   expect_every_window_within_h200_target(LATEST_H100_SPREAD_PHASE_WINDOWS, 7);
 }
 
+// Real records of chained streams on one H200 (round 23 of
+// docs/hardware/h200.md; core/data/README.md), 990 -> 1980 at 4096 FMAs.
+// After the switch the rate of 2 ms stretches stayed within 1 ns of its
+// mean, but single blocks of 64 iterations strayed 1.5-2.0 ns an iteration
+// every 10-40 ms, past the relevance threshold's 1.4 ns: the scan settled
+// on the last stray, 22-62 ms after the switch, no SM could place a change
+// there, and the arrival fell to the scan's floor. A stray after 8 quiet
+// blocks, smaller than half a clock step, is no lasting change: each window
+// is refused as not confirmed, and retried.
+TEST(PooledDetection, RealH200WindowsWithLateRateStraysAreRefused) {
+  const std::vector<std::filesystem::path> files = recorded_windows_in(LATEST_H200_LATE_STRAY_WINDOWS);
+  ASSERT_EQ(files.size(), 3u) << LATEST_H200_LATE_STRAY_WINDOWS;
+  for (const auto& file : files) {
+    const RecordedWindow w = load(file);
+    EXPECT_EQ(replay(w).outcome, MeasurementOutcome::not_confirmed) << w.name;
+  }
+}
+
 // The boundary index of `sm` at or after GPU time t.
 std::size_t index_at(const SmRecords& sm, Nanos t) {
   Nanos at = sm.first_start_ns;
