@@ -833,9 +833,14 @@ double sm_spread_ns(const std::vector<SmState*>& changed, double slope) {
 // A stall before the change: each SM's fit bounds it between the stalls that
 // put the change at either end of its mixed iteration; all SMs' bounds
 // together fix it, and with it each SM's change. A stall of a few boundary
-// noises or less is none: the fit without one stands.
-bool place_after_stall(const std::vector<SmState*>& changed, double sigma, Nanos request_gpu_ns, bool in_step) {
+// noises or less is none: the fit without one stands. Where none is
+// placed, `open_iterations` is how much later (in iterations) the largest
+// stall the bounds still allow would put the change, where at least a
+// quarter, else 0.
+bool place_after_stall(const std::vector<SmState*>& changed, double sigma, Nanos request_gpu_ns, bool in_step,
+                       double& open_iterations) {
   constexpr double kNoises = 4;
+  open_iterations = 0;
   if (changed.size() < 8) return false;
   std::vector<double> lows, highs;
   for (const SmState* st : changed) {
@@ -850,7 +855,26 @@ bool place_after_stall(const std::vector<SmState*>& changed, double sigma, Nanos
   // (the H200: 320 ns, which as a stall moved arrivals a fifth of an
   // iteration early).
   const double lo = quantile(lows, 0.9), hi = quantile(highs, 0.1);
-  if (lo < kNoises * sigma || lo > hi + kNoises * sigma) return false;
+  if (lo < kNoises * sigma || lo > hi + kNoises * sigma) {
+    // The records then allow a stall up to `hi` (or the middle of bounds
+    // that miss each other), and a stall S moves the change later by
+    // S / step iterations: stated, not taken. Where the SMs' phases cluster
+    // (coarse iterations: the simulator's SMs start within 1 us of each
+    // other) their bounds leave most of the iteration open, and a stall
+    // taken as none dated the simulator's stalls up to 0.46 iteration early
+    // with a few ns stated; where bounds that miss each other by a little
+    // were taken as no stall, up to 1.3 iterations late (EveryRampShape,
+    // seeds 31-83: 26 of 816 beyond three times the stated uncertainty, now
+    // 3). Under a quarter iteration (spread phases leave about a tenth of
+    // the step open either side) it is not stated: stating every such
+    // stall made the median stated uncertainty of the default ramp six
+    // times as large (0.014 to 0.087 iterations).
+    constexpr double kOpenShare = 0.25;
+    const double largest = lo <= hi ? hi : (lo + hi) / 2;
+    const double step = std::abs(changed.front()->step);
+    if (largest > kNoises * sigma && largest > kOpenShare * step) open_iterations = largest / step;
+    return false;
+  }
   // SMs in step each bound the stall by the same iteration, so together
   // they leave most of it open: the records cannot tell a longer stall and
   // an earlier change from a shorter one and a later change. There the
@@ -1193,6 +1217,7 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
   std::vector<SmState*> changed;
   std::int64_t points = s.points_per_sm;
   bool stalled = false, in_step = false;
+  double open_stall = 0;  // iterations (place_after_stall)
   // SMs closer than this run in step (sm_spread_ns): ten ticks of the
   // H200's timer, above its in-step windows' 0 and 256 ns. The simulator
   // starts its SMs up to 1 µs apart: on twelve seeds of EveryRampShape,
@@ -1257,7 +1282,7 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
       changed.push_back(&st);
     }
     in_step = !changed.empty() && sm_spread_ns(changed, slope) < kInStepNs;
-    stalled = place_after_stall(changed, sigma, request_gpu_ns, in_step);
+    stalled = place_after_stall(changed, sigma, request_gpu_ns, in_step, open_stall);
   }
   if (changed.empty()) return failed(MeasurementOutcome::not_confirmed);
   std::sort(changed.begin(), changed.end(),
@@ -1568,8 +1593,11 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
   // their uncertainty (0.5 iterations late, 0.12 stated); with it none of
   // 240 under 50 and 100 ns (seeds 3-8, docs/methodology.md).
   const double wander_term = wandering && std::abs(1 - last_ratio) > 0 ? wander_bar_ns / std::abs(1 - last_ratio) : 0;
-  m.uncertainty_us =
-      std::hypot(std::hypot(pick->change_sd_ns, selection_bias / 2, (arrival - per_sm) / 2), unsure, wander_term) / 1e3;
+  // And a stall the SMs' bounds leave open (at most an iteration).
+  const double open_stall_term = std::min(1.0, open_stall) * slope;
+  m.uncertainty_us = std::hypot(std::hypot(pick->change_sd_ns, selection_bias / 2, (arrival - per_sm) / 2),
+                                std::hypot(unsure, open_stall_term), wander_term) /
+                     1e3;
   for (const auto& st : sms) {
     SmDetection d;
     d.sm = st.sm;
