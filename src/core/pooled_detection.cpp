@@ -1420,8 +1420,17 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
                               hinge_line, hinge_buffers);
     double next = arrival;
     const PooledHinges::Fit curved = hinges.hinge(kShort, kAhead - 1, true);
-    if (curved.gain > bar_for(curved)) next = std::max(next, curved.arrival);
-    else proposed = std::max(proposed, curved.arrival);
+    // Where its best time is the last it can reach (two iterations on), the
+    // change lies beyond what it saw, not there: it moves the arrival one
+    // iteration, and the next round, which sees further, dates it. Moved
+    // to the reach, linear ramps (32 levels about 1 MHz apart) were dated
+    // up to 0.7 iteration late (h200 seed 71 1200 -> 1170 at 16384 FMAs,
+    // EveryRampShape: per-pair median 23.9 us against a bound of 22.5; now
+    // 19.6); half an iteration a round marched them later still.
+    if (curved.gain > bar_for(curved))
+      next = std::max(next, curved.at_reach ? std::min(curved.arrival, arrival + slope) : curved.arrival);
+    else
+      proposed = std::max(proposed, curved.arrival);
     // The arrival's own tail: a straight hinge over the points after it
     // alone. Where a ramp's last level lags far less than the one before it
     // (an overshoot settling 0.05-0.12 % off the target after a level
