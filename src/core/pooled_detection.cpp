@@ -205,6 +205,9 @@ class Boundaries {
     for (std::int64_t j = k * kMark; j < i; ++j) t += duration(j);
     return t;
   }
+  // Boundary i where it is a multiple of kMark: its mark, which shorten()
+  // keeps exact.
+  Nanos at_mark(std::int64_t i) const { return marks_[static_cast<std::size_t>(i / kMark)]; }
   // The first boundary at or after `t` (last() + 1 if none).
   std::int64_t first_at_or_after(Nanos t) const {
     auto it = std::lower_bound(marks_.begin(), marks_.end(), t);
@@ -684,8 +687,8 @@ std::optional<Nanos> pooled_departure(const std::vector<SmState>& sms, Line SmSt
     const double b = (st.*line).b;
     std::int64_t i = (st.first + Boundaries::kBlock - 1) / Boundaries::kBlock * Boundaries::kBlock;
     if (i + Boundaries::kBlock > st.e.last()) continue;
-    for (Nanos t = st.e.at(i); i + Boundaries::kBlock <= st.e.last() && t <= to; i += Boundaries::kBlock) {
-      const Nanos next = st.e.at(i + Boundaries::kBlock);
+    for (Nanos t = st.e.at_mark(i); i + Boundaries::kBlock <= st.e.last() && t <= to; i += Boundaries::kBlock) {
+      const Nanos next = st.e.at_mark(i + Boundaries::kBlock);
       const double off = static_cast<double>(next - t) / static_cast<double>(Boundaries::kBlock) - b;
       coarse.add(t, off / block_noise, off);
       t = next;
