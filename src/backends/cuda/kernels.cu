@@ -91,6 +91,14 @@ __global__ void window_kernel(WindowKernelArgs a) {
   const bool recorder = threadIdx.x == 0;
   float x = 1.0f + threadIdx.x;
   for (long long i = 0; i < a.warmup; ++i) x = fma_chain(x, a.fmas);
+  // Each block starts timing blockIdx/gridDim of an iteration after the
+  // first, so that the SMs' boundaries spread over the iteration, as on the
+  // simulator. Launched together they cluster (within 4 us of an 18.3 us
+  // iteration on the H200), and a stall's length between their mixed
+  // iterations is then unknown over most of an iteration: emulated
+  // 990 -> 1980 switches came out about 3.5 us early on two of three cards
+  // without it, none with it (rounds 23-25 of docs/hardware/h200.md).
+  x = fma_chain(x, static_cast<int>(static_cast<long long>(a.fmas) * blockIdx.x / gridDim.x) / 8 * 8);
   unsigned long long prev = global_timer();
   long long prev_cycles = clock64();
   if (recorder) {

@@ -13,6 +13,8 @@
 # every tenth other come back. Run from the repository root, tree clean.
 # SEEDS, SEED_S and LATE_S shorten it (the seeds, and the seconds after
 # which no more 4096-FMA or 1024-FMA runs start); round 23 ran the defaults.
+# Since round 25 the kernel staggers (stagger.diff is in the tree), so this
+# script runs as written only on a tree before that (round 25's, 4e40b59).
 set -u
 final=$OUT; export OUT=/tmp/r22; rm -rf "$OUT"; mkdir -p "$OUT"
 here=$(dirname "$0")
