@@ -104,11 +104,17 @@ void expect_within_h200_target(const Replayed& r) {
   EXPECT_LT(r.residual_us, 2.0) << r.w.name;
 }
 
-// The `count` windows under `dir`, each measured within that target.
-void expect_every_window_within_h200_target(const char* dir, std::size_t count) {
+// `check` on each of the `count` windows under `dir`.
+template <class Check>
+void for_every_window(const char* dir, std::size_t count, Check check) {
   const std::vector<std::filesystem::path> files = recorded_windows_in(dir);
   ASSERT_EQ(files.size(), count) << dir;
-  for (const auto& file : files) expect_within_h200_target(replay_measured(file));
+  for (const auto& file : files) check(file);
+}
+
+// The `count` windows under `dir`, each measured within that target.
+void expect_every_window_within_h200_target(const char* dir, std::size_t count) {
+  for_every_window(dir, count, [](const auto& file) { expect_within_h200_target(replay_measured(file)); });
 }
 
 // Real records of the paper's schedule (a launch a measurement): 80 % of
@@ -143,16 +149,14 @@ TEST(PooledDetection, RealH200WindowsOfSmsInStep) {
 //   the two about 3 us early. Not yet resolved: each must stay within
 //   three times its stated uncertainty.
 TEST(PooledDetection, RealH200ChainedWindows) {
-  const std::vector<std::filesystem::path> files = recorded_windows_in(LATEST_H200_CHAINED_WINDOWS);
-  ASSERT_EQ(files.size(), 6u) << LATEST_H200_CHAINED_WINDOWS;
-  for (const auto& file : files) {
+  for_every_window(LATEST_H200_CHAINED_WINDOWS, 6, [](const auto& file) {
     const Replayed r = replay_measured(file);
     if (r.w.target.mhz < r.w.initial.mhz) {
       expect_within_h200_target(r);
     } else {
       EXPECT_LE(std::abs(r.residual_us), 3 * r.m.uncertainty_us) << r.w.name;
     }
-  }
+  });
 }
 
 // Real records of chained streams on one H100 (round 22 of
@@ -179,12 +183,10 @@ TEST(PooledDetection, RealH100WindowsWithSpreadPhases) {
 // blocks, smaller than half a clock step, is no lasting change: each window
 // is refused as not confirmed, and retried.
 TEST(PooledDetection, RealH200WindowsWithLateRateStraysAreRefused) {
-  const std::vector<std::filesystem::path> files = recorded_windows_in(LATEST_H200_LATE_STRAY_WINDOWS);
-  ASSERT_EQ(files.size(), 3u) << LATEST_H200_LATE_STRAY_WINDOWS;
-  for (const auto& file : files) {
+  for_every_window(LATEST_H200_LATE_STRAY_WINDOWS, 3, [](const auto& file) {
     const RecordedWindow w = load(file);
     EXPECT_EQ(replay(w).outcome, MeasurementOutcome::not_confirmed) << w.name;
-  }
+  });
 }
 
 // The boundary index of `sm` at or after GPU time t.
