@@ -96,8 +96,9 @@ __global__ void window_kernel(WindowKernelArgs a) {
   // simulator. Launched together they cluster (within 4 us of an 18.3 us
   // iteration on the H200), and a stall's length between their mixed
   // iterations is then unknown over most of an iteration: emulated
-  // 990 -> 1980 switches came out about 3.5 us early on two of three cards
-  // without it, none with it (rounds 23-25 of docs/hardware/h200.md).
+  // switches came out early beyond the sync uncertainty on two of three
+  // cards without it (9 of 2,340), on none with it (0 of 2,000; rounds
+  // 23-25 of docs/hardware/h200.md).
   x = fma_chain(x, static_cast<int>(static_cast<long long>(a.fmas) * blockIdx.x / gridDim.x) / 8 * 8);
   unsigned long long prev = global_timer();
   long long prev_cycles = clock64();
