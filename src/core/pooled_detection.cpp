@@ -16,6 +16,17 @@ namespace {
 
 __extension__ using Wide = __int128;
 
+// std::llround, inline: the nearest whole number, halves away from zero.
+// A call into libm each time, it was a twentieth of the detector's host
+// time on short windows (times of bins, reaches and hinges, taken in loops).
+// x − trunc(x) is exact for any double; beyond ±2^62, and for NaN, libm's.
+inline std::int64_t nearest(double x) {
+  if (!(std::abs(x) < 0x1p62)) return std::llround(x);
+  const auto t = static_cast<std::int64_t>(x);
+  const double rest = x - static_cast<double>(t);
+  return rest >= 0.5 ? t + 1 : rest <= -0.5 ? t - 1 : t;
+}
+
 // Iterations a block of records holds (Boundaries), and between the
 // boundaries whose times Boundaries keeps (a mark every kMark).
 constexpr std::int64_t kRecordBlock = 64;
@@ -149,9 +160,16 @@ class Boundaries {
   // Iterations more than `long_ratio` times both neighbours are listed: an
   // interrupt on one SM, or a stall of the whole GPU. A clock change never
   // makes one iteration stand out from both of its neighbours.
-  // `marks` and `uneven`: storage the caller keeps from window to window.
-  Boundaries(const SmRecords& sm, double long_ratio, std::vector<Nanos>& marks, std::vector<std::uint8_t>& uneven)
-      : d_(sm.duration_ns), marks_(marks) {
+  // Storage the caller keeps from window to window: the marks, and every
+  // kBlock-th of them again, side by side. The coarse scans and the block
+  // fits read those alone: a quarter of the memory (2.1 MB of marks for a
+  // default window, far beyond a core's L2) three times a window.
+  struct Marks {
+    std::vector<Nanos> every, blocks;
+  };
+  // `uneven`: storage as well.
+  Boundaries(const SmRecords& sm, double long_ratio, Marks& marks, std::vector<std::uint8_t>& uneven)
+      : d_(sm.duration_ns), marks_(marks.every), block_marks_(marks.blocks) {
     const auto n = static_cast<std::int64_t>(d_.size());
     const std::int64_t count = (n + kBlock - 1) / kBlock;
     const std::int64_t mark_count = (n + kMark - 1) / kMark;
@@ -162,6 +180,8 @@ class Boundaries {
     uneven.resize(static_cast<std::size_t>(count));
     marks_[0] = sm.first_start_ns;
     block_pass(d_.data(), n, tenths, marks_.data(), uneven.data());
+    block_marks_.resize((marks_.size() + kMarksPerBlock - 1) / kMarksPerBlock);
+    for (std::size_t j = 0; j < block_marks_.size(); ++j) block_marks_[j] = marks_[j * kMarksPerBlock];
     for (std::int64_t b = 0; b < count; ++b) {
       if (!uneven[static_cast<std::size_t>(b)]) continue;
       for (std::int64_t i = std::max<std::int64_t>(b * kBlock, 1); i < std::min((b + 1) * kBlock, n - 1); ++i) {
@@ -186,10 +206,14 @@ class Boundaries {
     const Nanos delta = static_cast<Nanos>(d_[static_cast<std::size_t>(i)]) - like;
     fixed_[i] = like;
     const auto split = static_cast<std::size_t>(i / kMark) + 1;  // marks_[split] is the first after it
-    if (keep_later)
+    const std::size_t block_split = (split + kMarksPerBlock - 1) / kMarksPerBlock;
+    if (keep_later) {
       for (std::size_t k = 0; k < split; ++k) marks_[k] += delta;
-    else
+      for (std::size_t j = 0; j < block_split; ++j) block_marks_[j] += delta;
+    } else {
       for (std::size_t k = split; k < marks_.size(); ++k) marks_[k] -= delta;
+      for (std::size_t j = block_split; j < block_marks_.size(); ++j) block_marks_[j] -= delta;
+    }
   }
   std::int64_t last() const { return limit_; }
   // Ends the records at boundary n.
@@ -208,10 +232,15 @@ class Boundaries {
   // Boundary i where it is a multiple of kMark: its mark, which shorten()
   // keeps exact.
   Nanos at_mark(std::int64_t i) const { return marks_[static_cast<std::size_t>(i / kMark)]; }
-  // The first boundary at or after `t` (last() + 1 if none).
+  // Boundary i where it is a multiple of kBlock, from the block marks.
+  Nanos at_block(std::int64_t i) const { return block_marks_[static_cast<std::size_t>(i / kBlock)]; }
+  // The first boundary at or after `t` (last() + 1 if none). From the last
+  // mark before `t`, found among the block marks first (a quarter of the
+  // memory to search), then among that block's.
   std::int64_t first_at_or_after(Nanos t) const {
-    auto it = std::lower_bound(marks_.begin(), marks_.end(), t);
-    std::int64_t k = std::max<std::int64_t>(0, (it - marks_.begin()) - 1);
+    const auto block = std::lower_bound(block_marks_.begin(), block_marks_.end(), t);
+    std::size_t k = static_cast<std::size_t>(std::max<std::ptrdiff_t>(0, (block - block_marks_.begin()) - 1)) * kMarksPerBlock;
+    for (const std::size_t stop = std::min(k + kMarksPerBlock, marks_.size()); k + 1 < stop && marks_[k + 1] < t;) ++k;
     std::int64_t i = k * kMark;
     if (i > last()) return last() + 1;
     Nanos e = marks_[static_cast<std::size_t>(k)];
@@ -264,7 +293,9 @@ class Boundaries {
   const std::vector<std::uint32_t>& d_;
   std::int64_t limit_ = static_cast<std::int64_t>(d_.size());
   std::uint32_t long_ns_ = std::numeric_limits<std::uint32_t>::max();  // shorter ones are never fixed
-  std::vector<Nanos>& marks_;  // boundary k·kMark, and the last one
+  static constexpr std::size_t kMarksPerBlock = kBlock / kMark;
+  std::vector<Nanos>& marks_;        // boundary k·kMark, and the last one
+  std::vector<Nanos>& block_marks_;  // marks_[k·kMarksPerBlock]
   std::vector<std::int64_t> long_;
   std::map<std::int64_t, std::uint32_t> fixed_;
 };
@@ -305,7 +336,7 @@ Line fit_line(const Boundaries& e, std::int64_t from, std::int64_t to, bool bloc
     for (std::int64_t i = (from + Boundaries::kBlock - 1) / Boundaries::kBlock * Boundaries::kBlock; i <= to;
          i += Boundaries::kBlock) {
       const auto x = static_cast<double>(i - from);
-      const auto y = static_cast<double>(e.at(i) - l.t0);
+      const auto y = static_cast<double>(e.at_block(i) - l.t0);
       sx += x;
       sy += y;
       sxx += x * x;
@@ -367,7 +398,7 @@ struct SmState {
   // The fit with a stall (best_change_with_stall) and the line it is on.
   Line local;
   double step = 0, stall_u = 0, x_lo = 0, x_hi = 0;
-  SmState(const SmRecords& r, double long_ratio, std::vector<Nanos>& marks, std::vector<std::uint8_t>& uneven)
+  SmState(const SmRecords& r, double long_ratio, Boundaries::Marks& marks, std::vector<std::uint8_t>& uneven)
       : sm(r.sm), e(r, long_ratio, marks, uneven) {}
   // The line of boundaries [from, to]. The scans and hinges refit the same
   // stretches round after round, so the last few fits are kept, the oldest
@@ -429,7 +460,7 @@ class PooledScan {
       if (significant(k, z)) return static_cast<std::int64_t>(k);
     return -1;
   }
-  Nanos bin_end(std::int64_t k) const { return end_ - std::llround(static_cast<double>(k) * width_); }
+  Nanos bin_end(std::int64_t k) const { return end_ - nearest(static_cast<double>(k) * width_); }
   // Whether the significant bin k is a stray: an earlier significant bin
   // comes before a run of `quiet_bins` sampled bins whose mean values all
   // lie within `relevant`, and the bins from k back to that run stay within
@@ -593,7 +624,7 @@ std::vector<Interrupt> remove_interrupts(std::vector<SmState>& sms, double globa
 // The iterations a fine scan's local line is fitted on (pooled_departure):
 // 200 at most, 32 at least, else as many as last half a millisecond.
 std::int64_t reference_length(double slope) {
-  return std::clamp<std::int64_t>(std::llround(500'000 / slope), 32, 200);
+  return std::clamp<std::int64_t>(nearest(500'000 / slope), 32, 200);
 }
 
 // How far a fine scan's bins stray where the records hold no change: the
@@ -608,7 +639,7 @@ double quiet_scan_mean(const std::vector<SmState>& sms, double slope) {
   const std::int64_t reference = reference_length(slope);
   Nanos begin = std::numeric_limits<Nanos>::min(), end = std::numeric_limits<Nanos>::max();
   for (const auto& st : sms) {
-    begin = std::max<Nanos>(begin, st.e.at(st.final.i0) + std::llround(kBins * slope));
+    begin = std::max<Nanos>(begin, st.e.at(st.final.i0) + nearest(kBins * slope));
     end = std::min(end, st.e.at(std::max(st.final.i0, st.e.last() - reference / 4)));
   }
   double largest = 0;
@@ -622,7 +653,7 @@ double quiet_scan_mean(const std::vector<SmState>& sms, double slope) {
       // Not SmState::fit: these lines are read once, and would push out the
       // scans' and hinges' own.
       const Line line = fit_line(st.e, k, std::min(st.e.last(), k + reference));
-      std::int64_t i = std::max(st.final.i0, st.e.first_at_or_after(place - std::llround(kBins * slope)));
+      std::int64_t i = std::max(st.final.i0, st.e.first_at_or_after(place - nearest(kBins * slope)));
       for (Nanos t = st.e.at(i); i < k; t += st.e.duration(i), ++i) {
         const auto bin = static_cast<std::size_t>(static_cast<double>(place - t) / slope);
         if (bin >= kBins) continue;
@@ -687,8 +718,8 @@ std::optional<Nanos> pooled_departure(const std::vector<SmState>& sms, Line SmSt
     const double b = (st.*line).b;
     std::int64_t i = (st.first + Boundaries::kBlock - 1) / Boundaries::kBlock * Boundaries::kBlock;
     if (i + Boundaries::kBlock > st.e.last()) continue;
-    for (Nanos t = st.e.at_mark(i); i + Boundaries::kBlock <= st.e.last() && t <= to; i += Boundaries::kBlock) {
-      const Nanos next = st.e.at_mark(i + Boundaries::kBlock);
+    for (Nanos t = st.e.at_block(i); i + Boundaries::kBlock <= st.e.last() && t <= to; i += Boundaries::kBlock) {
+      const Nanos next = st.e.at_block(i + Boundaries::kBlock);
       const double off = static_cast<double>(next - t) / static_cast<double>(Boundaries::kBlock) - b;
       coarse.add(t, off / block_noise, off);
       t = next;
@@ -700,14 +731,14 @@ std::optional<Nanos> pooled_departure(const std::vector<SmState>& sms, Line SmSt
   // next bin that has any, on the side looked at; a block either way for the
   // boundaries' own lag. Coarse samples come a block of iterations apart, so
   // at a slower clock, or with the SMs in step, bins between may be empty.
-  Nanos lo = from, hi = latest ? from + std::llround(3 * block) : to;
+  Nanos lo = from, hi = latest ? from + nearest(3 * block) : to;
   if (kc >= 0) {
     const std::int64_t beyond = coarse.next_sampled(kc, latest);
     const std::int64_t later = latest ? beyond : kc, earlier = latest ? kc : beyond;
-    hi = later >= 0 ? coarse.bin_end(later) + std::llround(block) : to;
-    lo = earlier >= 0 ? coarse.bin_end(earlier + 1) - std::llround(block) : from;
+    hi = later >= 0 ? coarse.bin_end(later) + nearest(block) : to;
+    lo = earlier >= 0 ? coarse.bin_end(earlier + 1) - nearest(block) : from;
   } else if (!latest) {
-    lo = to - std::llround(3 * block);
+    lo = to - nearest(3 * block);
   }
   hi = std::min(hi, to);
   lo = std::max(lo, from);
@@ -753,8 +784,8 @@ std::optional<Nanos> pooled_departure(const std::vector<SmState>& sms, Line SmSt
       fine.add(cur.t, r / (sigma * cur.reference.spread(cur.next)), r);
     };
     for (double reach_iterations = first;; reach_iterations += kFurther) {
-      const Nanos reach = latest ? end - std::llround(reach_iterations * slope)
-                                 : begin + std::llround(reach_iterations * slope);
+      const Nanos reach = latest ? end - nearest(reach_iterations * slope)
+                                 : begin + nearest(reach_iterations * slope);
       bool all = true;
       for (Cursor& cur : cursors) {
         const Boundaries& e = cur.sm->e;
@@ -773,8 +804,8 @@ std::optional<Nanos> pooled_departure(const std::vector<SmState>& sms, Line SmSt
         }
       }
       const std::int64_t kf = latest ? fine.latest_significant(z) : fine.earliest_significant(z);
-      const bool complete = kf >= 0 && (latest ? fine.bin_end(kf + 1) - std::llround(slope) >= reach
-                                               : fine.bin_end(kf) + std::llround(slope) <= reach);
+      const bool complete = kf >= 0 && (latest ? fine.bin_end(kf + 1) - nearest(slope) >= reach
+                                               : fine.bin_end(kf) + nearest(slope) <= reach);
       if (complete || all) {
         if (kf < 0) return std::nullopt;
         return latest ? fine.bin_end(kf) : fine.bin_end(kf + 1);
@@ -796,7 +827,7 @@ std::optional<Nanos> pooled_departure(const std::vector<SmState>& sms, Line SmSt
   } else {
     found = fine_scan(lo, hi, Boundaries::kBlock);
     for (int round = 0; found && round < kRefits; ++round) {
-      const auto two = std::llround(2 * slope);
+      const auto two = nearest(2 * slope);
       const std::optional<Nanos> closer = latest ? fine_scan(lo, *found + two, kNear) : fine_scan(*found - two, hi, kNear);
       if (!closer || (latest ? *closer >= *found : *closer <= *found)) break;
       found = closer;
@@ -943,7 +974,7 @@ class PooledHinges {
       : origin_(origin), slope_(side == Side::arrival ? slope : -slope), noise2_(sigma * sigma),
         points_(buffers.points), sums_(buffers.sums), buckets_(buffers.buckets) {
     points_.clear();
-    const auto at = [&](double iterations) { return request_gpu_ns + std::llround(origin + iterations * slope_); };
+    const auto at = [&](double iterations) { return request_gpu_ns + nearest(origin + iterations * slope_); };
     for (const SmState* st : sms) {
       Line line;
       if (side == Side::arrival) {
@@ -1067,7 +1098,7 @@ class PooledHinges {
 };
 
 struct Scratch {
-  std::vector<std::vector<Nanos>> marks;  // one SM's Boundaries each
+  std::vector<Boundaries::Marks> marks;  // one SM's Boundaries each
   std::vector<std::uint8_t> uneven;
   std::vector<SmState> all, sms;
   PooledHinges::Buffers hinges, wander;
@@ -1213,7 +1244,7 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
   // change, since SMs can take it up at different moments (emulated
   // switching reads a flag at each SM's own iteration boundary).
   std::vector<std::pair<double, double>> window;  // boundary index, residual
-  const auto at = [&](double after_request) -> Nanos { return request_gpu_ns + std::llround(after_request); };
+  const auto at = [&](double after_request) -> Nanos { return request_gpu_ns + nearest(after_request); };
   const auto centre = [&](const SmState& st, bool own) {
     return own ? at(st.change_ns) : *settled;
   };
@@ -1233,7 +1264,7 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
       std::vector<double> ratios;
       for (const auto& st : sms) {
         if (own && st.off < 0) continue;
-        const std::int64_t to = st.e.first_at_or_after(centre(st, own) - std::llround(slope)) - 1 - gap;
+        const std::int64_t to = st.e.first_at_or_after(centre(st, own) - nearest(slope)) - 1 - gap;
         const std::int64_t from = to - span;
         if (from < st.initial.i0 || to > st.e.last()) continue;  // before t_s is the initial clock
         ratios.push_back(static_cast<double>(st.e.at(to) - st.e.at(from)) / static_cast<double>(span) / st.final.b);
@@ -1255,15 +1286,15 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
       st.off = -1;
       // The line of the iterations just after the change, not the whole
       // final segment's: the boundaries' slow wander stays out of the fit.
-      const std::int64_t after_from = st.e.first_at_or_after(c + std::llround(2 * slope));
+      const std::int64_t after_from = st.e.first_at_or_after(c + nearest(2 * slope));
       if (after_from + 2 * s.min_confirmation_iterations > st.e.last()) continue;
       const Line local = st.fit(after_from, after_from + 2 * s.min_confirmation_iterations);
       const double step = local.b * (1 - ratio);
       const double before = local.b * ratio;
       if (std::abs(step) <= sigma / 4) continue;  // this SM cannot place it
       const std::int64_t from =
-          std::max(st.initial.i0, st.e.first_at_or_after(c - std::llround(static_cast<double>(points + 1) * before)));
-      const std::int64_t to = std::min(st.e.last(), st.e.first_at_or_after(c + std::llround(3 * slope)));
+          std::max(st.initial.i0, st.e.first_at_or_after(c - nearest(static_cast<double>(points + 1) * before)));
+      const std::int64_t to = std::min(st.e.last(), st.e.first_at_or_after(c + nearest(3 * slope)));
       if (to <= from) continue;
       window.clear();
       Nanos t = st.e.at(from);
@@ -1493,7 +1524,7 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
     if (!moved) break;
   }
   const double unsure = std::max(0.0, proposed - arrival);
-  const Nanos arrival_at = request_gpu_ns + std::llround(arrival);
+  const Nanos arrival_at = request_gpu_ns + nearest(arrival);
 
   // The segment after the arrival: long enough on every SM, and homogeneous
   // (its rate just after the arrival equals its rate at the end, across SMs).
@@ -1523,8 +1554,8 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
   const Nanos left_at =
       pooled_departure(sms, &SmState::initial, sigma, initial_slope, s.relevant_rate_share * initial_tol_ns,
                        wander_bar_ns, request_gpu_ns, arrival_at, s.z, false)
-          .value_or(std::max<Nanos>(request_gpu_ns, arrival_at - std::llround(2.0 * Boundaries::kBlock * initial_slope)));
-  const auto since_left = [&](double iterations) { return left_at + std::llround(iterations * initial_slope); };
+          .value_or(std::max<Nanos>(request_gpu_ns, arrival_at - nearest(2.0 * Boundaries::kBlock * initial_slope)));
+  const auto since_left = [&](double iterations) { return left_at + nearest(iterations * initial_slope); };
   std::vector<double> after_ratios;
   for (const auto& st : sms) {
     const std::int64_t from = st.e.first_at_or_after(since_left(2));
@@ -1614,8 +1645,8 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
     SmDetection d;
     d.sm = st.sm;
     d.outcome = st.off >= 0 ? SmOutcome::accepted : SmOutcome::no_candidate;
-    d.arrival_ns = request_gpu_ns + std::llround(st.change_ns);
-    d.departure_ns = request_gpu_ns + std::llround(st.departure_ns);
+    d.arrival_ns = request_gpu_ns + nearest(st.change_ns);
+    d.departure_ns = request_gpu_ns + nearest(st.departure_ns);
     m.per_sm.push_back(d);
   }
   return m;
@@ -1643,7 +1674,7 @@ Measurement detect_switch_pooled(const WindowRecords& records, Nanos request_gpu
   std::map<int, Nanos> change_of;  // SM id: its change, as this pass dated it
   for (const SmDetection& d : m.per_sm)
     if (d.outcome == SmOutcome::accepted) change_of[d.sm] = d.arrival_ns;
-  const auto target_iteration_ns = std::llround(target.pooled.iteration.mean);
+  const auto target_iteration_ns = nearest(target.pooled.iteration.mean);
   bool again = false;
   for (const Interrupt& i : interrupts) {
     const auto change = change_of.find(records.sms[i.sm].sm);
