@@ -1173,10 +1173,11 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
 
   // Which clocks the two segments run at: the pooled rates against phase 1.
   // Medians over SMs throughout: an interrupted iteration moves one SM only.
-  std::vector<double> initial_offsets, target_offsets, noises, slopes;
+  std::vector<double> initial_offsets, target_offsets, noises, slopes, initial_slopes;
   Nanos end = std::numeric_limits<Nanos>::min();
   for (const auto& st : sms) {
     initial_offsets.push_back(st.initial.b - st.initial_mean);
+    initial_slopes.push_back(st.initial.b);
     target_offsets.push_back(st.final.b - st.target_mean);
     noises.push_back(residual_sd(st.e, st.final, st.final.i0, st.e.last()));
     slopes.push_back(st.final.b);
@@ -1203,6 +1204,17 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
   // pass 2 refits each final line on everything after it, so the lines are
   // exact near the change, and finds it again.
   const double relevant_target = s.relevant_rate_share * target_tol_ns;
+  // What the scans for the arrival take for a level of the ramp: beyond that,
+  // and beyond a share of the whole change (in the target clock's terms: a
+  // level that share of the way from the target to the initial clock). The
+  // card's own rate may move by less and stay there for tens of ms: on one
+  // H100 (round 27 of docs/hardware/h200.md, 1980 -> 990 at 1024 FMAs)
+  // +2.2 ns of 4,824 for 60 ms after the switch, then back to the target's
+  // rate; the scans took its return for the end of the switch, 60 ms late.
+  // The homogeneity test below keeps the stricter threshold, so such a
+  // window is refused, not dated early.
+  const double change_ns = slope * std::abs(slope / median(initial_slopes) - 1);
+  const double relevant_level = std::max(relevant_target, s.relevant_change_share * change_ns);
   // The SMs' common wander, measured where the records hold no change:
   // twice the largest that a fine scan's bins stray in the final segments.
   // A fine scan's bin counts only beyond it. Under 100 ns RMS of wander
@@ -1221,7 +1233,7 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
   // (PairRefusedOnEveryTryMovesToACoarserIteration, seed 7).
   FineScanMemo memo;
   bool strayed = false;
-  std::optional<Nanos> settled = pooled_departure(sms, &SmState::final, sigma, slope, relevant_target, wander_bar_ns,
+  std::optional<Nanos> settled = pooled_departure(sms, &SmState::final, sigma, slope, relevant_level, wander_bar_ns,
                                                   request_gpu_ns, end, s.z, true, &memo, target_tol_ns, &strayed);
   if (!settled) return failed(MeasurementOutcome::initial_not_held);  // never off the final line: no change seen
   if (strayed) return failed(MeasurementOutcome::not_confirmed);
@@ -1230,7 +1242,7 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
     if (st.e.last() - from >= 2 * s.min_confirmation_iterations)
       st.final = fit_line(st.e, from, st.e.last(), st.e.last() - from > 16 * Boundaries::kBlock);
   }
-  settled = pooled_departure(sms, &SmState::final, sigma, slope, relevant_target, wander_bar_ns, request_gpu_ns, end,
+  settled = pooled_departure(sms, &SmState::final, sigma, slope, relevant_level, wander_bar_ns, request_gpu_ns, end,
                              s.z, true, &memo, target_tol_ns, &strayed);
   if (!settled) return failed(MeasurementOutcome::initial_not_held);
   if (strayed) return failed(MeasurementOutcome::not_confirmed);

@@ -571,9 +571,13 @@ std::vector<std::uint64_t> seeds_or(const char* name, std::vector<std::uint64_t>
 // seed 5's 20 windows came out 6.4 to 10.6 ms late with ~0.6 ms stated
 // (docs/methodology.md, "A coarser iteration where every window is
 // refused"). LATEST_COARSEN_SEEDS and LATEST_COARSEN_WANDER_NS print others.
+// Which seeds coarsen moves with the detector: since the change-share rule
+// (PooledSettings::relevant_change_share) seed 6, which did, is measured at
+// 8192 FMAs (worst 0.99 target iterations late, 59 us stated) and seed 8,
+// which did not, coarsens; seeds 9 and 10 coarsen with neither.
 TEST(Engine, PairRefusedOnEveryTryMovesToACoarserIteration) {
   const char* wander = std::getenv("LATEST_COARSEN_WANDER_NS");
-  for (const std::uint64_t seed : seeds_or("LATEST_COARSEN_SEEDS", {5, 6, 7})) {
+  for (const std::uint64_t seed : seeds_or("LATEST_COARSEN_SEEDS", {5, 7, 8})) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     sim::Injection inj;
     inj.boundary_wander_ns = wander ? std::atof(wander) : 100;
@@ -590,8 +594,8 @@ TEST(Engine, PairRefusedOnEveryTryMovesToACoarserIteration) {
       ASSERT_NE(check, run.state.checks.end());
       EXPECT_EQ(check->separable_fmas, 8192);
       // The direction left at 8192 FMAs is not held to the per-pair median
-      // under this wander (seed 6 1980->1890: 8.7 us against 8.4), as the
-      // wander test holds no close pair to it.
+      // under this wander (seed 6 1980->1890 once: 8.7 us against 8.4), as
+      // the wander test holds no close pair to it.
       expect_within_bounds(run.state, r, false, r.iteration_coarsenings > 0);
       EXPECT_EQ(r.rows.size(), 10u);
       const double it_us = iteration_ms(run.state, r, r.pair.target) * 1e3;

@@ -179,14 +179,27 @@ TEST(PooledDetection, RealH100WindowsWithSpreadPhases) {
 // mean, but single blocks of 64 iterations strayed 1.5-2.0 ns an iteration
 // every 10-40 ms, past the relevance threshold's 1.4 ns: the scan settled
 // on the last stray, 22-62 ms after the switch, no SM could place a change
-// there, and the arrival fell to the scan's floor. A stray after 8 quiet
-// blocks, smaller than half a clock step, is no lasting change: each window
-// is refused as not confirmed, and retried.
-TEST(PooledDetection, RealH200WindowsWithLateRateStraysAreRefused) {
-  for_every_window(LATEST_H200_LATE_STRAY_WINDOWS, 3, [](const auto& file) {
-    const RecordedWindow w = load(file);
-    EXPECT_EQ(replay(w).outcome, MeasurementOutcome::not_confirmed) << w.name;
-  });
+// there, and the arrival fell to the scan's floor. Then a stray after 8
+// quiet blocks was refused (PooledScan::stray). A level of the ramp lies
+// at least half a percent of the change from the target
+// (PooledSettings::relevant_change_share: 23 ns here), so the scans pass
+// over these strays: each must be within -0.8 and +2 us of its truth.
+TEST(PooledDetection, RealH200WindowsWithLateRateStraysAreMeasured) {
+  expect_every_window_within_h200_target(LATEST_H200_LATE_STRAY_WINDOWS, 3);
+}
+
+// Real records of the paper's schedule on one H100 (round 27 of
+// docs/hardware/h200.md; core/data/README.md), 1980 -> 990 at 1024 FMAs.
+// Some SMs ran up to 13 ns of 4,824 an iteration slower for tens of ms,
+// the pooled rate 2.2 ns off the target's: in `p1024-w12` from the switch
+// (11 ms) to 71 ms, then back; in `p1024-w9` from 13 ms to the window's
+// end. The scans took the return in w12 for the end of the switch (60 ms
+// late, 55 us stated) and refused w9. Those levels are a twentieth of a
+// percent of the change, no level of a ramp; the median SM's rate moved by
+// less than the relevance threshold, so the segment after the switch is
+// homogeneous. Each must be within -0.8 and +2 us of its truth.
+TEST(PooledDetection, RealH100WindowsWithSomeSmsSlowedAfterTheSwitch) {
+  expect_every_window_within_h200_target(LATEST_H100_SLOW_SMS_WINDOWS, 2);
 }
 
 // The boundary index of `sm` at or after GPU time t.
