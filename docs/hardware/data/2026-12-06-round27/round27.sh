@@ -6,7 +6,9 @@
 # late or 0.7 us early (round 21's late.py), up to 10 refused ones a run
 # (GPU-8dc209b2 refused every 990->1980 at 1024 FMAs in round 23), and up
 # to 10 accepted ones a run. Run behind the guard from the repository root
-# with OUT set, tree clean.
+# with OUT set, tree clean. C1024_SEEDS, C4096_SEEDS and P1024_SEEDS choose
+# the seeds of each kind (round 27 ran the defaults; its paper-schedule run
+# was named p1024, now p1024s43).
 set -u
 final=$OUT; export OUT=/tmp/r27; rm -rf "$OUT"; mkdir -p "$OUT"
 here=$(dirname "$0")
@@ -26,9 +28,9 @@ selftest() {  # name args...
   LATEST_DUMP_DIR=$PWD/$d/$name timeout 120 build-h200/latest selftest --output "$name" "$@" 2>&1 | grep -v "^\[" | tail -14 >> "$log"
 }
 selftest warmup --latency-ms 0.2:5 -n 25 --iteration-fmas 4096 --schedule chained --seed 39
-for s in 40 41 42; do selftest c1024s$s --latency-ms 0.2:50 -n 80 --iteration-fmas 1024 --schedule chained --seed $s; done
-for s in 41 42; do selftest c4096s$s --latency-ms 0.2:50 -n 80 --iteration-fmas 4096 --schedule chained --seed $s; done
-selftest p1024 --latency-ms 0.2:50 -n 60 --iteration-fmas 1024 --schedule paper --seed 43
+for s in ${C1024_SEEDS:-40 41 42}; do selftest c1024s$s --latency-ms 0.2:50 -n 80 --iteration-fmas 1024 --schedule chained --seed $s; done
+for s in ${C4096_SEEDS:-41 42}; do selftest c4096s$s --latency-ms 0.2:50 -n 80 --iteration-fmas 4096 --schedule chained --seed $s; done
+for s in ${P1024_SEEDS:-43}; do selftest p1024s$s --latency-ms 0.2:50 -n 60 --iteration-fmas 1024 --schedule paper --seed $s; done
 { echo "== real switch through the guard"; timeout 60 build-h200/latest --backend cuda --freq 1980,990 --max-measurements 5 --output realtry; echo "rc=$?"; ls realtry 2>&1; } > "$final/realtry.txt" 2>&1
 python3 scripts/h200-summary.py selftest "${runs[@]}" > "$final/summary.txt" 2>&1
 cp "$log" "$final/log.txt"
