@@ -1204,7 +1204,8 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
   // pass 2 refits each final line on everything after it, so the lines are
   // exact near the change, and finds it again.
   const double relevant_target = s.relevant_rate_share * target_tol_ns;
-  // What the scans for the arrival take for a level of the ramp: beyond that,
+  // What the scans for the arrival (and its tail hinge, below) take for a
+  // level of the ramp: beyond that,
   // and beyond a share of the whole change (in the target clock's terms: a
   // level that share of the way from the target to the initial clock). The
   // card's own rate may move by less and stay there for tens of ms: on one
@@ -1520,7 +1521,7 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
     // after their in-effect time (RealH200ChainedWindows).
     // (z² before the wander: its hinges are built only where they can matter.)
     const auto clear_tail = [&](const PooledHinges::Fit& tail) {
-      return !tail.at_reach && tail.rate > relevant_target && tail.gain > s.z * s.z && wander_gains().tail >= 0 &&
+      return !tail.at_reach && tail.rate > relevant_level && tail.gain > s.z * s.z && wander_gains().tail >= 0 &&
              tail.gain > std::max(kWanderFactor * wander_gains().tail, s.z * s.z);
     };
     const PooledHinges::Fit tail = hinges.hinge(-1, kAhead, false, kTailEarliest);

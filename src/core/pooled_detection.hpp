@@ -31,9 +31,10 @@ struct PooledSettings {
   // (round 9, call 4 of docs/hardware/h200.md), 0.04 rejected 3 of 83
   // windows at 4096 FMAs where 0.1 rejected 79 of 159.
   double relevant_rate_share = 0.04;
-  // The scans for the arrival also pass over rate levels closer to the
-  // target than this share of the whole change, in clock terms: 0.5 % of
-  // 990 MHz is 5 MHz, a third of a clock step. Every level of the
+  // The scans for the arrival and its tail hinge also pass over rate
+  // levels closer to the target than this share of the whole change, in
+  // clock terms: 0.5 % of 990 MHz is 5 MHz, a third of a clock step. Every
+  // level of the
   // simulator's ramps lies 2 % or more of the change from the target, and
   // one clock step of the widest H200 pair (345 <-> 1980 MHz) 0.9 %.
   double relevant_change_share = 0.005;
