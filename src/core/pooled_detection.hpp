@@ -34,9 +34,9 @@ struct PooledSettings {
   // The scans for the arrival and its tail hinge also pass over rate
   // levels closer to the target than this share of the whole change, in
   // clock terms: 0.5 % of 990 MHz is 5 MHz, a third of a clock step. Every
-  // level of the
-  // simulator's ramps lies 2 % or more of the change from the target, and
-  // one clock step of the widest H200 pair (345 <-> 1980 MHz) 0.9 %.
+  // level of the simulator's ramps lies 2 % or more of the change from the
+  // target, and one clock step of the widest H200 pair (345 <-> 1980 MHz)
+  // 0.9 %.
   double relevant_change_share = 0.005;
   std::int64_t line_iterations = 500;    // boundaries fitted for a segment's line
   std::int64_t min_confirmation_iterations = 100;  // after the arrival, on every SM
