@@ -1360,7 +1360,26 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
   // Imprecise SMs still bound it by their median; SMs none of which could
   // place the change within an iteration (each σ at its cap) do not.
   const bool unplaced = noise >= 0.95 * slope;
-  double arrival = unplaced ? floor : std::max(floor, imprecise ? median_sm : per_sm);
+  const double estimate = imprecise ? median_sm : per_sm;
+  // Where the records between the SMs' estimate and the floor ran within
+  // half a percent of the change of the target's rate (the median SM's),
+  // the scan's late bin is the records' own slow drift, not a level of the
+  // ramp, and the floor does not bind: on one H200 the first 15 target
+  // iterations after an emulated switch ran 3-5 ns long (of 9,287), their
+  // lag reached the scan's bar 4.6 iterations after the switch, and the
+  // floor dated it 33 us late where the SMs placed it within 0.3 us (round
+  // 23 of docs/hardware/h200.md, base-c4096s43/w14).
+  const auto drift_only = [&] {
+    std::vector<double> rates;
+    for (const SmState* st : changed) {
+      const std::int64_t from = st->e.first_at_or_after(at(estimate + slope));
+      const std::int64_t to = st->e.first_at_or_after(at(floor));
+      if (to - from < 2 || to > st->e.last()) continue;
+      rates.push_back(static_cast<double>(st->e.at(to) - st->e.at(from)) / static_cast<double>(to - from) - st->final.b);
+    }
+    return !rates.empty() && std::abs(median(rates)) < relevant_level;
+  };
+  double arrival = unplaced ? floor : (floor > estimate && drift_only() ? estimate : std::max(floor, estimate));
   // Pooled hinges then move the arrival later while they find the clock
   // still off the target there, each round centred on the last, the lines
   // refitted after it:

@@ -210,6 +210,19 @@ TEST(PooledDetection, RealH100WindowsWithSomeSmsSlowedAfterTheSwitch) {
   expect_every_window_within_h200_target(LATEST_H100_SLOW_SMS_WINDOWS, 2);
 }
 
+// A real record of a chained stream on one H200 (round 23 of
+// docs/hardware/h200.md; core/data/README.md), 990 -> 1980 at 4096 FMAs:
+// the first 15 target iterations after the switch ran 3-5 ns long (of
+// 9,287), so the pooled scan's latest significant bin lay 4.6 iterations
+// after the switch, and the floor set there dated it 33 us late (25 us
+// stated) where the SMs' own hinges placed it within 0.3 us. Between the
+// two the records ran within half a percent of the change of the target's
+// rate: a drift, no level of the ramp, and the floor does not bind. It
+// must be within -0.8 and +2 us of its truth.
+TEST(PooledDetection, RealH200WindowWithAPostSwitchDrift) {
+  expect_every_window_within_h200_target(LATEST_H200_POST_SWITCH_DRIFT_WINDOW, 1);
+}
+
 // The boundary index of `sm` at or after GPU time t.
 std::size_t index_at(const SmRecords& sm, Nanos t) {
   Nanos at = sm.first_start_ns;
