@@ -239,7 +239,8 @@ class Boundaries {
   // memory to search), then among that block's.
   std::int64_t first_at_or_after(Nanos t) const {
     const auto block = std::lower_bound(block_marks_.begin(), block_marks_.end(), t);
-    std::size_t k = static_cast<std::size_t>(std::max<std::ptrdiff_t>(0, (block - block_marks_.begin()) - 1)) * kMarksPerBlock;
+    const auto before = std::max<std::ptrdiff_t>(0, (block - block_marks_.begin()) - 1);
+    std::size_t k = static_cast<std::size_t>(before) * kMarksPerBlock;
     for (const std::size_t stop = std::min(k + kMarksPerBlock, marks_.size()); k + 1 < stop && marks_[k + 1] < t;) ++k;
     std::int64_t i = k * kMark;
     if (i > last()) return last() + 1;
@@ -1204,16 +1205,17 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
   // pass 2 refits each final line on everything after it, so the lines are
   // exact near the change, and finds it again.
   const double relevant_target = s.relevant_rate_share * target_tol_ns;
-  // What the scans for the arrival (and its tail hinge, below) take for a
-  // level of the ramp: beyond that,
-  // and beyond a share of the whole change (in the target clock's terms: a
-  // level that share of the way from the target to the initial clock). The
-  // card's own rate may move by less and stay there for tens of ms: on one
-  // H100 (round 27 of docs/hardware/h200.md, 1980 -> 990 at 1024 FMAs)
-  // +2.2 ns of 4,824 for 60 ms after the switch, then back to the target's
-  // rate; the scans took its return for the end of the switch, 60 ms late.
-  // The homogeneity test below keeps the stricter threshold, so such a
-  // window is refused, not dated early.
+  // What the scans for the arrival (and its tail hinge and floor, below)
+  // take for a level of the ramp: beyond that, and beyond a share of the
+  // whole change (in the target clock's terms: a level that share of the
+  // way from the target to the initial clock). The card's own rate may move
+  // by less and stay there for tens of ms: on one H100 (round 27 of
+  // docs/hardware/h200.md, 1980 -> 990 at 1024 FMAs) some SMs ran up to
+  // 13 ns of 4,824 slower for 60 ms after the switch, then at the target's
+  // rate again; the scans took that return for the end of the switch, 60
+  // ms late. The homogeneity test below keeps the stricter threshold, so a
+  // window whose median SM still moves after the arrival is refused, not
+  // dated early.
   const double change_ns = slope * std::abs(slope / median(initial_slopes) - 1);
   const double relevant_level = std::max(relevant_target, s.relevant_change_share * change_ns);
   // The SMs' common wander, measured where the records hold no change:

@@ -47,8 +47,8 @@ TEST(Selftest, CaptureHoldsTheLongestLatencyWithoutAPilot) {
       const double after_request = static_cast<double>(plan.recorded_iterations - plan.delay_iterations);
       const double longest_ns = 50e6, initial_ns = initial.pooled.iteration.mean;
       const double after_switch_ns = (after_request - longest_ns / initial_ns) * target.pooled.iteration.mean;
-      EXPECT_GE(after_switch_ns, 1e6 + static_cast<double>(s.plan.confirmation_iterations) * target.pooled.iteration.mean)
-          << pair.init << " -> " << pair.target;
+      const double confirmation_ns = static_cast<double>(s.plan.confirmation_iterations) * target.pooled.iteration.mean;
+      EXPECT_GE(after_switch_ns, 1e6 + confirmation_ns) << pair.init << " -> " << pair.target;
     }
   }
 }
