@@ -522,9 +522,9 @@ class PooledScan {
 // the boundaries before it.
 double best_change_point(const std::vector<std::pair<double, double>>& window, double step, std::size_t& used) {
   double best_cost = std::numeric_limits<double>::infinity(), best_x = 0;
+  double sum = 0;  // over the boundaries before the split, added in order as it moves on
   for (std::size_t split = 0; split <= window.size(); ++split) {
-    double sum = 0;
-    for (std::size_t q = 0; q < split; ++q) sum += window[q].first + window[q].second / step;
+    if (split > 0) sum += window[split - 1].first + window[split - 1].second / step;
     const double lo = split == 0 ? window.front().first - 1 : window[split - 1].first;
     const double hi = split == window.size() ? window.back().first + 1 : window[split].first;
     const double x = split == 0 ? lo : std::clamp(sum / static_cast<double>(split), lo, hi);
@@ -1027,12 +1027,13 @@ class PooledHinges {
       Sums s;
       double x2, xr;
     };
-    const auto before_T = [&](double T) {
-      const Sums s = sums_[std::max(lo, index(T))] - sums_[lo];
+    // `at`: index(T), the first point at or after T.
+    const auto before_T = [&](double T, std::size_t at) {
+      const Sums s = sums_[std::max(lo, at)] - sums_[lo];
       return BeforeT{s, T * T * s.u[0] - 2 * T * s.u[1] + s.u[2], T * s.ur[0] - s.ur[1]};
     };
-    const auto rss = [&](double T) {
-      const auto [s, x2, xr] = before_T(T);
+    const auto rss = [&](double T, std::size_t at) {
+      const auto [s, x2, xr] = before_T(T, at);
       const double total = (sums_[hi] - sums_[lo]).rr;
       // And Σx³, Σx⁴, Σx²·r.
       const double T2 = T * T;
@@ -1047,15 +1048,18 @@ class PooledHinges {
     Fit best{origin_, 0};
     double best_rss = std::numeric_limits<double>::infinity(), best_T = 0;
     constexpr double kStep = 1.0 / 64;
+    // T only grows, so its first point at or after it is walked to, not searched for.
+    std::size_t at = index(-before + earliest);
     for (double T = -before + earliest; T <= after - 1; T += kStep) {
-      const double r = rss(T);
+      while (at < points_.size() && points_[at].u < T) ++at;
+      const double r = rss(T, at);
       if (r < best_rss) best_rss = r, best_T = T;
     }
     best.arrival = origin_ + best_T * slope_;
     best.at_reach = best_T > after - 1 - kStep;
-    best.gain = (rss(0) - best_rss) / noise2_;
+    best.gain = (rss(0, index(0)) - best_rss) / noise2_;
     if (!quadratic) {
-      const BeforeT b = before_T(best_T);
+      const BeforeT b = before_T(best_T, index(best_T));
       best.rate = b.x2 > 0 ? std::abs(b.xr) / b.x2 : 0;
     }
     return best;
