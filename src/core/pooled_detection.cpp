@@ -229,10 +229,8 @@ class Boundaries {
     for (std::int64_t j = k * kMark; j < i; ++j) t += duration(j);
     return t;
   }
-  // Boundary i where it is a multiple of kMark: its mark, which shorten()
-  // keeps exact.
-  Nanos at_mark(std::int64_t i) const { return marks_[static_cast<std::size_t>(i / kMark)]; }
-  // Boundary i where it is a multiple of kBlock, from the block marks.
+  // Boundary i where it is a multiple of kBlock: its block mark, which
+  // shorten() keeps exact.
   Nanos at_block(std::int64_t i) const { return block_marks_[static_cast<std::size_t>(i / kBlock)]; }
   // The first boundary at or after `t` (last() + 1 if none). From the last
   // mark before `t`, found among the block marks first (a quarter of the
