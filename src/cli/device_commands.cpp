@@ -255,7 +255,9 @@ void add_selftest_command(CLI::App& app, SelftestOptions& o) {
   cmd->add_option("-d,--device", o.backend.device,
                   "GPU: index, UUID or PCI bus id; several at once: all, or a list (0,2)")->capture_default_str();
   cmd->add_option("--seed", o.backend.seed, "seed for L")->capture_default_str();
-  cmd->add_option("--warps", o.backend.warps, "warps per SM")->capture_default_str();
+  cmd->add_option("--warps", o.backend.warps,
+                  "warps per SM (up to 4 measured as one did, 8 and more did not: docs/methodology.md, \"Load\")")
+      ->capture_default_str();
 }
 
 namespace {
@@ -388,6 +390,7 @@ int run_selftest(const SelftestOptions& o) {
   if (o.backend.warps < 1 || o.backend.warps > 31)
     throw Error(ErrorKind::bad_argument, fmt::format("--warps {} is out of range for the selftest", o.backend.warps),
                 "use 1..31: one more warp per SM polls the emulated switch");
+  if (const std::string note = crowded_sm_note(o.backend.warps); !note.empty()) fmt::print(stderr, "latest: {}\n", note);
   BackendOptions b = o.backend;
   b.backend = "cuda";
   b.emulation = em;

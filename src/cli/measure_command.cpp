@@ -264,7 +264,10 @@ void add_device_options(CLI::App& app, BackendOptions& o) {
   app.add_option("--clock-api", o.clock_api, "locked (nvmlDeviceSetGpuLockedClocks) or application clocks")
       ->capture_default_str();
   app.add_flag("--allow-busy-gpu", o.allow_busy, "measure even while other processes use the GPU");
-  app.add_option("--warps", o.warps, "warps per SM in the workload (one thread records)")->capture_default_str();
+  app.add_option("--warps", o.warps,
+                 "warps per SM in the workload (one thread records; up to 4 measured as one did, 8 and more did not: "
+                 "docs/methodology.md, \"Load\")")
+      ->capture_default_str();
 }
 
 void add_measure_options(CLI::App& app, MeasureOptions& o) {
@@ -460,6 +463,7 @@ int run_measure(const MeasureOptions& o) {
                 "e.g. latest --freq 600,900,1200,1500 (see latest --help)");
   check_clock_syntax(o.freq);
   validate(o);
+  if (const std::string note = crowded_sm_note(o.backend.warps); !note.empty()) fmt::print(stderr, "latest: {}\n", note);
   if (!o.min_measurements && o.max_measurements < kDefaultMinMeasurements)
     fmt::print(stderr, "latest: --max-measurements {0} is below the default minimum of {1}: the minimum is {0} too\n",
                o.max_measurements, kDefaultMinMeasurements);

@@ -82,6 +82,7 @@ int run_measure_route(const MeasureOptions& o) {
                 "leave out --freq");
   if (o.plan_only) throw Error(ErrorKind::bad_argument, "--plan does not plan a route measurement yet", "leave out --plan");
   validate(o);
+  if (const std::string note = crowded_sm_note(o.backend.warps); !note.empty()) fmt::print(stderr, "latest: {}\n", note);
   const std::vector<Mhz> clocks = parse_route(o.measure_route);
   const Statistic s = statistic_named(o.statistic);
   const LatencyTable table = load_table(o.table);

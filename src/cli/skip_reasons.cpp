@@ -78,4 +78,15 @@ std::string finer_than_needed(const std::vector<PairCheck>& checks, std::int64_t
       fixed_fmas, finer, finer == 1 ? "" : "s", most->pair.init, most->pair.target, most->separable_fmas);
 }
 
+std::string crowded_sm_note(int warps) {
+  if (warps <= kWarpsShownSound) return {};
+  return fmt::format(
+      "--warps {}: the recording warp shares its SM with {} others, and from 8 warps on its own iterations slowed "
+      "and varied with theirs. On an H100 under emulated switching (docs/hardware/h200.md, round 36) up to {} "
+      "warps measured as one did; at 8 a third of the measurements came out 2-58 us late, most stating far less "
+      "uncertainty; at 16 and 31 no window passed. Use {} or fewer unless the load is what you study "
+      "(docs/methodology.md, \"Load\")",
+      warps, warps - 1, kWarpsShownSound, kWarpsShownSound);
+}
+
 }  // namespace latest::cli

@@ -399,6 +399,21 @@ TEST(Cli, SeedCommandLineWorksAsWritten) {
   fs::remove_all(dir);
 }
 
+// A run asked for more warps per SM than were shown to measure as one says
+// so on stderr when it starts; at the default, nothing is said.
+TEST(Cli, ACrowdedSmIsSaidWhenTheRunStarts) {
+  const fs::path dir = scratch("crowded");
+  for (const char* warps : {"8", "1"}) {
+    const Result r = run({"--backend", "sim", "--freq", "1980,990", "--pairs", "1980:990", "--min-measurements", "2",
+                          "--max-measurements", "2", "--warps", warps, "--output", dir.string()});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.err.find("latest: --warps 8: the recording warp shares its SM") != std::string::npos,
+              std::string(warps) == "8")
+        << r.err;
+    fs::remove_all(dir);
+  }
+}
+
 TEST(Cli, DoneCriterionRunWritesSixPairsAndAManifest) {
   const fs::path dir = scratch("done");
   const auto start = std::chrono::steady_clock::now();

@@ -60,5 +60,16 @@ TEST(SkipReasons, AFixedIterationFinerThanNeededIsSaid) {
   EXPECT_EQ(finer_than_needed({check(1980, 990, 0)}, 1024), "") << "the paper's detector: nothing needed";
 }
 
+// More warps per SM than were shown to measure as one says what the load
+// did where it was measured, and the way out; up to that, nothing.
+TEST(SkipReasons, ACrowdedSmIsSaid) {
+  for (int warps = 1; warps <= kWarpsShownSound; ++warps) EXPECT_EQ(crowded_sm_note(warps), "") << warps;
+  const std::string text = crowded_sm_note(8);
+  EXPECT_TRUE(has(text, "--warps 8: the recording warp shares its SM with 7 others")) << text;
+  EXPECT_TRUE(has(text, "round 36")) << text;
+  EXPECT_TRUE(has(text, "Use 4 or fewer")) << text;
+  EXPECT_TRUE(has(crowded_sm_note(kWarpsShownSound + 1), "--warps 5")) << "the first load beyond what was shown";
+}
+
 }  // namespace
 }  // namespace latest::cli
