@@ -69,10 +69,14 @@ Accuracy accuracy_against_truth(const std::vector<PairResult>& results,
     return std::abs(*m.residual_us) - *m.bound_us;
   });
   if (a.excess_us) {
-    std::size_t early = 0;
-    for (const auto& m : a.measurements)
+    std::size_t early = 0, late = 0;
+    for (const auto& m : a.measurements) {
       if (m.residual_us && *m.residual_us < -m.sync_uncertainty_us) ++early;
-    a.early_share = static_cast<double>(early) / static_cast<double>(a.excess_us->n);
+      if (m.residual_us && m.bound_us && *m.residual_us > *m.bound_us) ++late;
+    }
+    const auto n = static_cast<double>(a.excess_us->n);
+    a.early_share = static_cast<double>(early) / n;
+    a.late_share = static_cast<double>(late) / n;
   }
   return a;
 }

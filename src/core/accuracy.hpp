@@ -39,6 +39,12 @@ struct Accuracy {
   std::optional<Summary> residual_iterations;  // residual in target iterations
   std::optional<Summary> excess_us;            // |residual| - bound
   std::optional<double> early_share;           // residual below minus the sync uncertainty
+  // Residual beyond the bound (one target iteration + the sync uncertainty):
+  // told beside the criterion, not part of it (the verdict bounds the
+  // median, and the early side measurement by measurement). On one H100 at
+  // 8 warps per SM a third of the measurements came out late so while the
+  // criterion held (docs/hardware/h200.md, round 36).
+  std::optional<double> late_share;
   // The selftest's criterion, two-sided: the median |residual| is within the
   // bound, and at most 1 % of measurements are early beyond the sync
   // uncertainty.

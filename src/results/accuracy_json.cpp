@@ -18,6 +18,7 @@ nlohmann::json to_json(const Accuracy& a) {
   for (const auto& [key, field] : spreads)
     if (const auto& s = a.*field) doc[key] = to_json(*s);
   if (a.early_share) doc["early_share"] = *a.early_share;
+  if (a.late_share) doc["late_beyond_bound_share"] = *a.late_share;
   const std::pair<const char*, std::optional<double> TruthComparison::*> known[] = {
       {"target_iteration_ns", &TruthComparison::target_iteration_ns},
       {"flip_bracket_us", &TruthComparison::flip_bracket_us},

@@ -78,6 +78,26 @@ TEST(Accuracy, TheVerdictIsTwoSided) {
   EXPECT_FALSE(half.within_bound());
 }
 
+// Measurements later than one target iteration + the sync uncertainty are
+// counted apart from the verdict: up to the bound none is, beyond it each.
+TEST(Accuracy, LateBeyondTheBoundIsCountedBesideTheVerdict) {
+  std::mt19937_64 rng(15);
+  const std::vector<ClockCalibration> cals = {calibration(1980, 1024, 2500), calibration(990, 1024, 4800)};
+  for (const double iterations : {0.0, 1.0}) {
+    const Accuracy a = accuracy_against_truth({emulated_pair({1980, 990}, 4800, iterations, rng)}, cals);
+    ASSERT_TRUE(a.late_share);
+    EXPECT_DOUBLE_EQ(*a.late_share, 0) << iterations;
+  }
+  const Accuracy late = accuracy_against_truth({emulated_pair({1980, 990}, 4800, 2.0, rng)}, cals);
+  EXPECT_DOUBLE_EQ(*late.late_share, 1.0);
+  // A third of them late, the median exact: the verdict holds, and the share says the rest.
+  std::vector<PairResult> mixed = {emulated_pair({1980, 990}, 4800, 0.0, rng), emulated_pair({1980, 990}, 4800, 0.0, rng),
+                                   emulated_pair({1980, 990}, 4800, 3.0, rng)};
+  const Accuracy some = accuracy_against_truth(mixed, cals);
+  EXPECT_TRUE(some.within_bound());
+  EXPECT_NEAR(*some.late_share, 1.0 / 3, 1e-12);
+}
+
 TEST(Accuracy, WithoutEmulationOnlyTheErrorIsKnown) {
   PairResult r;
   r.pair = {1500, 600};
