@@ -19,6 +19,8 @@ TEST(Accuracy, SelftestJsonHoldsTheSpreadsTheVerdictAndEveryMeasurement) {
   EXPECT_TRUE(doc["within_bound"].get<bool>());
   EXPECT_DOUBLE_EQ(doc["error_minus_in_effect_us"]["median"].get<double>(), a.residual_us->median);
   EXPECT_EQ(doc["excess_over_bound_us"]["n"].get<std::size_t>(), 50u);
+  EXPECT_DOUBLE_EQ(doc["early_share"].get<double>(), 0);
+  EXPECT_DOUBLE_EQ(doc["late_beyond_bound_share"].get<double>(), 0);  // one iteration late: within the bound
   ASSERT_EQ(doc["measurements"].size(), 50u);
   const auto& first = doc["measurements"][0];
   EXPECT_EQ(first["init_mhz"].get<int>(), 990);
