@@ -1699,8 +1699,15 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
   const double wander_term = wandering && std::abs(1 - last_ratio) > 0 ? wander_bar_ns / std::abs(1 - last_ratio) : 0;
   // And a stall the SMs' bounds leave open (at most an iteration).
   const double open_stall_term = std::min(1.0, open_stall) * slope;
+  // And where the latest SMs stand apart from the rest (the misfit above),
+  // how far the arrival lies after the SM a tenth from the end: the records
+  // cannot tell a few SMs that changed late from a few that misplaced their
+  // change. At eight warps per SM on an H100, six such windows came out
+  // 1.6-5.4 us late stating 0.03-0.41 us (round 36 of
+  // docs/hardware/h200.md).
+  const double apart_term = apart ? std::max(0.0, arrival - tenth_from_end) : 0;
   m.uncertainty_us = std::hypot(std::hypot(pick->change_sd_ns, selection_bias / 2, (arrival - per_sm) / 2),
-                                std::hypot(unsure, open_stall_term), wander_term) /
+                                std::hypot(unsure, open_stall_term, apart_term), wander_term) /
                      1e3;
   for (const auto& st : sms) {
     SmDetection d;
