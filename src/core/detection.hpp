@@ -83,9 +83,9 @@ const char* to_string(Detector detector);
 // one rate after another, the same for every SM). A measurement with any is
 // still reported; its flags and traces let a user show us the card.
 enum class Misfit : unsigned {
-  stall = 1u << 0,         // every SM halted just before the change
+  stall = 1u << 0,         // every SM halted just before the change, 1 µs or more
   non_monotone = 1u << 1,  // the rate went past the target before it settled
-  sms_disagree = 1u << 2,  // SMs changed far apart, or the latest one alone
+  sms_disagree = 1u << 2,  // SMs changed far apart, or the latest few 1 µs after the rest
 };
 constexpr Misfit kMisfits[] = {Misfit::stall, Misfit::non_monotone, Misfit::sms_disagree};
 const char* to_string(Misfit misfit);
