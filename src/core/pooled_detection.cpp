@@ -96,7 +96,8 @@ static_assert(kRecordBlock == 64 && kMark == 16);
 }
 
 // The one pass over every record, in blocks: the marks (the boundaries'
-// times every kMark records, from `marks[0]` on), and whether a block's
+// times every kMark records, from `marks[0]` on), the block marks (every
+// kRecordBlock records: each block's first mark), and whether a block's
 // longest iteration exceeds `tenths`/10 times its shortest (its neighbours
 // either side included). A third of the detector's host time at SSE2, so
 // compiled for AVX2 too where the CPU has it (BM_DetectSwitchPooled
@@ -104,7 +105,7 @@ static_assert(kRecordBlock == 64 && kMark == 16);
 // one call per SM, not per block. Integer sums and extremes: either path
 // gives the same result.
 LATEST_AVX2_CLONE void block_pass(const std::uint32_t* d, std::int64_t n, std::uint64_t tenths, Nanos* marks,
-                                  std::uint8_t* uneven) {
+                                  Nanos* block_marks, std::uint8_t* uneven) {
   // The marks after the first, from sums of kMark records each, written in
   // this pass: a second one over the marks cost a twentieth of a default
   // window's host time.
@@ -123,11 +124,13 @@ LATEST_AVX2_CLONE void block_pass(const std::uint32_t* d, std::int64_t n, std::u
   };
   std::int64_t from = 0, b = 0;
   for (; from + kRecordBlock <= n; from += kRecordBlock, ++b) {
+    block_marks[b] = marks[from / kMark];
     std::uint32_t shortest = 0, longest = 0;
     if (!whole_block(d + from, shortest, longest, marks + from / kMark)) add_records(from, from + kRecordBlock);
     flag(b, from, from + kRecordBlock, shortest, longest);
   }
   if (from < n) {
+    block_marks[b] = marks[from / kMark];
     add_records(from, n);
     flag(b, from, n, *std::min_element(d + from, d + n), *std::max_element(d + from, d + n));
   }
@@ -179,9 +182,11 @@ class Boundaries {
     marks_.resize(static_cast<std::size_t>(mark_count + 1));  // every one written below
     uneven.resize(static_cast<std::size_t>(count));
     marks_[0] = sm.first_start_ns;
-    block_pass(d_.data(), n, tenths, marks_.data(), uneven.data());
+    // The block marks in the same pass, while the marks are at hand: read
+    // again afterwards, the marks came back from memory.
     block_marks_.resize((marks_.size() + kMarksPerBlock - 1) / kMarksPerBlock);
-    for (std::size_t j = 0; j < block_marks_.size(); ++j) block_marks_[j] = marks_[j * kMarksPerBlock];
+    block_pass(d_.data(), n, tenths, marks_.data(), block_marks_.data(), uneven.data());
+    for (auto j = static_cast<std::size_t>(count); j < block_marks_.size(); ++j) block_marks_[j] = marks_[j * kMarksPerBlock];
     for (std::int64_t b = 0; b < count; ++b) {
       if (!uneven[static_cast<std::size_t>(b)]) continue;
       for (std::int64_t i = std::max<std::int64_t>(b * kBlock, 1); i < std::min((b + 1) * kBlock, n - 1); ++i) {
