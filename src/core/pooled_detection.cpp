@@ -239,9 +239,19 @@ class Boundaries {
   Nanos at_block(std::int64_t i) const { return block_marks_[static_cast<std::size_t>(i / kBlock)]; }
   // The first boundary at or after `t` (last() + 1 if none). From the last
   // mark before `t`, found among the block marks first (a quarter of the
-  // memory to search), then among that block's.
-  std::int64_t first_at_or_after(Nanos t) const {
-    const auto block = std::lower_bound(block_marks_.begin(), block_marks_.end(), t);
+  // memory to search), then among that block's. Where the caller knows
+  // that every boundary before `not_before` lies before `t` (a later time
+  // than one it searched for), the search gallops on from there: the same
+  // answer, from a few marks near it.
+  std::int64_t first_at_or_after(Nanos t, std::int64_t not_before = 0) const {
+    auto block = block_marks_.begin() + std::min<std::ptrdiff_t>(not_before / kBlock, std::ssize(block_marks_));
+    if (not_before == 0) {
+      block = std::lower_bound(block, block_marks_.end(), t);
+    } else {
+      std::ptrdiff_t reach = 1;
+      while (reach < block_marks_.end() - block && block[reach] < t) reach *= 2;
+      block = std::lower_bound(block + reach / 2, block + std::min(reach + 1, block_marks_.end() - block), t);
+    }
     const auto before = std::max<std::ptrdiff_t>(0, (block - block_marks_.begin()) - 1);
     std::size_t k = static_cast<std::size_t>(before) * kMarksPerBlock;
     for (const std::size_t stop = std::min(k + kMarksPerBlock, marks_.size()); k + 1 < stop && marks_[k + 1] < t;) ++k;
@@ -1000,30 +1010,70 @@ class PooledHinges {
     points_.clear();
     const auto at = [&](double iterations) { return request_gpu_ns + nearest(origin + iterations * slope_); };
     for (const SmState* st : sms) {
-      Line line;
       if (side == Side::arrival) {
-        const std::int64_t from = st->e.first_at_or_after(at(2));
-        if (from + line_iterations > st->e.last()) continue;
-        line = st->fit(from, from + line_iterations);
-      } else {
-        const std::int64_t to = st->e.first_at_or_after(at(2)) - 1;
-        const std::int64_t from = std::max(st->initial.i0, to - line_iterations);
-        if (to - from < 4 || to > st->e.last()) continue;
-        line = st->fit(from, to);
+        std::int64_t not_before = 0;
+        const SmLine l = arrival_line(*st, request_gpu_ns, origin, slope, before, line_iterations, not_before, true);
+        if (l.first >= 0) add_points(st->e, l.line, l.first, request_gpu_ns, before, after, true);
+        continue;
       }
-      // The boundaries from u = −before to u = after, read in time order
-      // (the sort below orders them by u).
-      const bool forward = side == Side::arrival;
-      std::int64_t i = st->e.first_at_or_after(at(forward ? -before : after));
-      if (i > st->e.last()) continue;
-      for (Nanos e = st->e.at(i); i <= st->e.last(); e += st->e.duration(i), ++i) {
-        const double u = (static_cast<double>(e - request_gpu_ns) - origin) / slope_;
-        if (forward ? u > after : u < -before) break;
-        points_.push_back({u, line.residual(i, e)});
-        if (i == st->e.last()) break;
-      }
+      const std::int64_t to = st->e.first_at_or_after(at(2)) - 1;
+      const std::int64_t from = std::max(st->initial.i0, to - line_iterations);
+      if (to - from < 4 || to > st->e.last()) continue;
+      const std::int64_t i = st->e.first_at_or_after(at(after));
+      if (i <= st->e.last()) add_points(st->e, st->fit(from, to), i, request_gpu_ns, before, after, false);
     }
-    sort_points(buffers.sorted);
+    sum_points(buffers.sorted);
+  }
+  // An SM's line for the arrival's side and the first boundary it reads (at
+  // u = −before), as the constructor above finds them; `first` −1 where
+  // that SM adds no points.
+  struct SmLine {
+    Line line;
+    std::int64_t first = -1;
+  };
+  // The same on the arrival's side, with each SM's line and first boundary
+  // given (`lines`, one per SM of `sms`).
+  PooledHinges(const std::vector<SmState*>& sms, const std::vector<SmLine>& lines, Nanos request_gpu_ns, double origin,
+               double slope, double before, double after, double sigma, Buffers& buffers)
+      : origin_(origin), slope_(slope), noise2_(sigma * sigma), points_(buffers.points), sums_(buffers.sums),
+        buckets_(buffers.buckets) {
+    points_.clear();
+    for (std::size_t k = 0; k < sms.size(); ++k)
+      if (lines[k].first >= 0) add_points(sms[k]->e, lines[k].line, lines[k].first, request_gpu_ns, before, after, true);
+    sum_points(buffers.sorted);
+  }
+  // An SM's line and first boundary for a hinge at `origin` on the
+  // arrival's side: its line over `line_iterations` from two iterations
+  // after `origin`, its points from `before` iterations before it. Each
+  // search starts from `not_before` and moves it on. `cached`: the line
+  // through the SM's own fits (SmState::fit), else fitted alone (the
+  // wander's places, each read once, would push out the rounds' lines).
+  static SmLine arrival_line(const SmState& st, Nanos request_gpu_ns, double origin, double slope, double before,
+                             std::int64_t line_iterations, std::int64_t& not_before, bool cached) {
+    const auto at = [&](double iterations) { return request_gpu_ns + nearest(origin + iterations * slope); };
+    const std::int64_t first = st.e.first_at_or_after(at(-before), not_before);
+    not_before = std::min(first, st.e.last());
+    const std::int64_t from = st.e.first_at_or_after(at(2), not_before);
+    not_before = std::min(from, st.e.last());
+    if (from + line_iterations > st.e.last() || first > st.e.last()) return {};
+    return {cached ? st.fit(from, from + line_iterations) : fit_line(st.e, from, from + line_iterations), first};
+  }
+
+ private:
+  // The boundaries of one SM from boundary i (at u ≥ −before, or ≤ after
+  // mirrored) to u = after (−before), in time order; the sort below orders
+  // them by u.
+  void add_points(const Boundaries& b, const Line& line, std::int64_t i, Nanos request_gpu_ns, double before,
+                  double after, bool forward) {
+    for (Nanos e = b.at(i); i <= b.last(); e += b.duration(i), ++i) {
+      const double u = (static_cast<double>(e - request_gpu_ns) - origin_) / slope_;
+      if (forward ? u > after : u < -before) break;
+      points_.push_back({u, line.residual(i, e)});
+      if (i == b.last()) break;
+    }
+  }
+  void sum_points(std::vector<Point>& sorted) {
+    sort_points(sorted);
     sums_.assign(points_.size() + 1, {});
     for (std::size_t k = 0; k < points_.size(); ++k) {
       const auto [u, r] = points_[k];
@@ -1034,6 +1084,8 @@ class PooledHinges {
       sums_[k + 1] = next;
     }
   }
+
+ public:
   std::size_t points() const { return points_.size(); }
   struct Fit {
     double arrival = 0;  // ns after the request (mirrored: the departure)
@@ -1484,12 +1536,23 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
     double curved = -1, tail = -1;
   };
   std::optional<WanderGains> wander;
+  std::vector<std::vector<PooledHinges::SmLine>> wander_lines;  // by place, then SM
   const auto wander_gains = [&]() -> const WanderGains& {
     if (wander) return *wander;
     wander.emplace();
+    // Each SM's lines and first boundaries for every place first, so that
+    // its searches move on from the last place's.
+    wander_lines.resize(kWanderPlaces);
+    for (auto& place : wander_lines) place.resize(changed.size());
+    for (std::size_t k = 0; k < changed.size(); ++k) {
+      std::int64_t not_before = 0;
+      for (int j = 0; j < kWanderPlaces; ++j)
+        wander_lines[j][k] = PooledHinges::arrival_line(*changed[k], request_gpu_ns, first_arrival + (16 + 48 * j) * slope,
+                                                        slope, kLong, hinge_line, not_before, false);
+    }
     for (int j = 0; j < kWanderPlaces; ++j) {
-      const PooledHinges quiet(changed, request_gpu_ns, first_arrival + (16 + 48 * j) * slope, slope, kLong, kAhead,
-                               hinge_sigma, hinge_line, wander_buffers);
+      const PooledHinges quiet(changed, wander_lines[j], request_gpu_ns, first_arrival + (16 + 48 * j) * slope, slope,
+                               kLong, kAhead, hinge_sigma, wander_buffers);
       if (quiet.points() < 3 * changed.size()) continue;  // the records end before it
       wander->curved = std::max(wander->curved, quiet.hinge(kShort, kAhead - 1, true).gain);
       wander->tail = std::max(wander->tail, quiet.hinge(0, kAhead, false, kTailEarliest).gain);
