@@ -810,9 +810,11 @@ std::optional<Nanos> pooled_departure(const std::vector<SmState>& sms, Line SmSt
                                : Cursor{&st, reference, i_begin, i_end, st.e.at(i_begin)});
     }
     PooledScan fine(end, slope, static_cast<std::size_t>(static_cast<double>(end - begin) / slope) + 2, wander_bar_ns);
-    const auto add = [&](const Cursor& cur) {
-      const double r = cur.reference.residual(cur.next, cur.t);
-      fine.add(cur.t, r / (sigma * cur.reference.spread(cur.next)), r);
+    // A cursor's next boundaries up to the reach, its index and time kept
+    // in registers while its residuals are pooled.
+    const auto add = [&](const Line& reference, std::int64_t i, Nanos t) {
+      const double r = reference.residual(i, t);
+      fine.add(t, r / (sigma * reference.spread(i)), r);
     };
     for (double reach_iterations = first;; reach_iterations += kFurther) {
       const Nanos reach = latest ? end - nearest(reach_iterations * slope)
@@ -820,19 +822,25 @@ std::optional<Nanos> pooled_departure(const std::vector<SmState>& sms, Line SmSt
       bool all = true;
       for (Cursor& cur : cursors) {
         const Boundaries& e = cur.sm->e;
+        const Line& reference = cur.reference;
+        std::int64_t next = cur.next;
+        const std::int64_t stop = cur.stop;
+        Nanos t = cur.t;
         if (latest) {
-          while (cur.next >= cur.stop && cur.t >= reach) {
-            add(cur);
-            if (--cur.next >= cur.stop) cur.t -= e.duration(cur.next);
+          while (next >= stop && t >= reach) {
+            add(reference, next, t);
+            if (--next >= stop) t -= e.duration(next);
           }
-          all = all && cur.next < cur.stop;
+          all = all && next < stop;
         } else {
-          while (cur.next <= cur.stop && cur.t <= reach) {
-            add(cur);
-            if (cur.next++ < cur.stop) cur.t += e.duration(cur.next - 1);
+          while (next <= stop && t <= reach) {
+            add(reference, next, t);
+            if (next++ < stop) t += e.duration(next - 1);
           }
-          all = all && cur.next > cur.stop;
+          all = all && next > stop;
         }
+        cur.next = next;
+        cur.t = t;
       }
       const std::int64_t kf = latest ? fine.latest_significant(z) : fine.earliest_significant(z);
       const bool complete = kf >= 0 && (latest ? fine.bin_end(kf + 1) - nearest(slope) >= reach
