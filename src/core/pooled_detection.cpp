@@ -280,27 +280,42 @@ class Boundaries {
     std::int64_t y = 0;
     Wide xy = 0;
   };
-  RangeSums range_sums(std::int64_t from, std::int64_t to) const {
-    const std::int64_t m = to - from;
+  RangeSums range_sums(std::int64_t from, std::int64_t to) const { return range_sums(moments(from, to), to - from); }
+  // Σd_q, Σq·d_q and ΣS_q·d_q over the durations from `from` on (q = 0…m−1).
+  struct Moments {
     Wide d0 = 0, d1 = 0, d2 = 0;
-    const auto add = [&](Wide o, Wide c0, Wide c1, Wide c2) {  // a chunk at q = o + k
-      d0 += c0;
-      d1 += o * c0 + c1;
-      d2 += o * (o + 1) / 2 * c0 + o * c1 + c2;
-    };
+    // Those of a stretch followed by `next`, which starts o durations on.
+    Moments then(Wide o, const Moments& next) const {
+      return {d0 + next.d0, d1 + o * next.d0 + next.d1, d2 + o * (o + 1) / 2 * next.d0 + o * next.d1 + next.d2};
+    }
+    // Those of the stretch from o durations on to the end of `longer`,
+    // which starts where this one does and holds it: then(), undone.
+    Moments rest_of(Wide o, const Moments& longer) const {
+      Moments r;
+      r.d0 = longer.d0 - d0;
+      r.d1 = longer.d1 - d1 - o * r.d0;
+      r.d2 = longer.d2 - d2 - o * (o + 1) / 2 * r.d0 - o * r.d1;
+      return r;
+    }
+  };
+  Moments moments(std::int64_t from, std::int64_t to) const {
+    const std::int64_t m = to - from;
+    Moments sum;
     for (std::int64_t o = 0; o < m; o += kMomentChunk) {
       const DurationMoments c =
           chunk_moments(d_.data() + from + o, static_cast<std::uint32_t>(std::min(kMomentChunk, m - o)));
-      add(o, c.m0, c.m1, c.m2);
+      sum = sum.then(o, {c.m0, c.m1, c.m2});
     }
     // Interrupted iterations taken out (shorten): their fixed length, not the record's.
     for (auto it = fixed_.lower_bound(from); it != fixed_.end() && it->first < to; ++it) {
-      const Wide q = it->first - from;
       const Wide delta = static_cast<Wide>(it->second) - d_[static_cast<std::size_t>(it->first)];
-      add(q, delta, 0, 0);
+      sum = sum.then(it->first - from, {delta, 0, 0});
     }
+    return sum;
+  }
+  static RangeSums range_sums(const Moments& sum, std::int64_t m) {
     const Wide sm = static_cast<Wide>(m) * (m + 1) / 2;
-    return {static_cast<std::int64_t>(m * d0 - d1), sm * d0 - d2};
+    return {static_cast<std::int64_t>(m * sum.d0 - sum.d1), sm * sum.d0 - sum.d2};
   }
 
  private:
@@ -341,31 +356,11 @@ struct Line {
 // sums over y (whole nanoseconds) are taken in integers: exact, and no chain
 // of floating-point additions to wait on (the fits were a fifth of the
 // detector's host time).
-Line fit_line(const Boundaries& e, std::int64_t from, std::int64_t to, bool blocks_only = false) {
+// The line through n points with those sums, from boundary `from` at `t0` on.
+Line line_through(std::int64_t from, Nanos t0, double n, double sx, double sy, double sxx, double sxy) {
   Line l;
   l.i0 = from;
-  l.t0 = e.at(from);
-  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-  if (blocks_only) {
-    for (std::int64_t i = (from + Boundaries::kBlock - 1) / Boundaries::kBlock * Boundaries::kBlock; i <= to;
-         i += Boundaries::kBlock) {
-      const auto x = static_cast<double>(i - from);
-      const auto y = static_cast<double>(e.at_block(i) - l.t0);
-      sx += x;
-      sy += y;
-      sxx += x * x;
-      sxy += x * y;
-      ++n;
-    }
-  } else if (to >= from) {
-    const Boundaries::RangeSums sums = e.range_sums(from, to);
-    const auto m = static_cast<double>(to - from);
-    n = m + 1;
-    sx = m * (m + 1) / 2;
-    sxx = m * (m + 1) * (2 * m + 1) / 6;
-    sy = static_cast<double>(sums.y);
-    sxy = static_cast<double>(sums.xy);
-  }
+  l.t0 = t0;
   n = std::max(n, 1.0);
   const double den = n * sxx - sx * sx;
   l.b = den > 0 ? (n * sxy - sx * sy) / den : 0;
@@ -374,6 +369,58 @@ Line fit_line(const Boundaries& e, std::int64_t from, std::int64_t to, bool bloc
   l.spread0 = 1 + 1 / n;
   l.per_sxx = 1 / std::max(1.0, sxx - sx * sx / n);
   return l;
+}
+
+// Over every boundary of [from, from + m], from their sums.
+Line line_through(const Boundaries& e, std::int64_t from, std::int64_t m, const Boundaries::RangeSums& sums) {
+  const auto x = static_cast<double>(m);
+  return line_through(from, e.at(from), x + 1, x * (x + 1) / 2, static_cast<double>(sums.y),
+                      x * (x + 1) * (2 * x + 1) / 6, static_cast<double>(sums.xy));
+}
+
+Line fit_line(const Boundaries& e, std::int64_t from, std::int64_t to, bool blocks_only = false) {
+  if (!blocks_only && to >= from) return line_through(e, from, to - from, e.range_sums(from, to));
+  const Nanos t0 = e.at(from);
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  if (blocks_only) {
+    for (std::int64_t i = (from + Boundaries::kBlock - 1) / Boundaries::kBlock * Boundaries::kBlock; i <= to;
+         i += Boundaries::kBlock) {
+      const auto x = static_cast<double>(i - from);
+      const auto y = static_cast<double>(e.at_block(i) - t0);
+      sx += x;
+      sy += y;
+      sxx += x * x;
+      sxy += x * y;
+      ++n;
+    }
+  }
+  return line_through(from, t0, n, sx, sy, sxx, sxy);
+}
+
+// The lines over [from[k], from[k] + m] for ascending from[k], as fit_line
+// gives them, where they overlap: each stretch between two of their ends is
+// summed once, and each line's sums taken from those (in whole numbers, so
+// the same). The wander's eight places overlap by three quarters.
+void fit_overlapping_lines(const Boundaries& e, const std::int64_t* from, std::size_t count, std::int64_t m, Line* out) {
+  constexpr std::size_t kMost = 16;
+  std::array<std::int64_t, 2 * kMost> ends;  // every line's first and last boundary, ascending
+  std::array<Boundaries::Moments, 2 * kMost> upto;  // over [ends[0], ends[j])
+  if (count > kMost) {
+    for (std::size_t k = 0; k < count; ++k) out[k] = fit_line(e, from[k], from[k] + m);
+    return;
+  }
+  std::size_t n = 0;
+  for (std::size_t a = 0, b = 0; a < count || b < count;) {
+    const std::int64_t next = b >= count || (a < count && from[a] <= from[b] + m) ? from[a++] : from[b++] + m;
+    if (n == 0 || ends[n - 1] != next) ends[n++] = next;
+  }
+  upto[0] = {};
+  for (std::size_t j = 1; j < n; ++j) upto[j] = upto[j - 1].then(ends[j - 1] - ends[0], e.moments(ends[j - 1], ends[j]));
+  const auto end_at = [&](std::int64_t i) { return static_cast<std::size_t>(std::lower_bound(ends.begin(), ends.begin() + n, i) - ends.begin()); };
+  for (std::size_t k = 0; k < count; ++k) {
+    const Boundaries::Moments own = upto[end_at(from[k])].rest_of(from[k] - ends[0], upto[end_at(from[k] + m)]);
+    out[k] = line_through(e, from[k], m, Boundaries::range_sums(own, m));
+  }
 }
 
 // The sd of boundaries [from, to] about the line fitted on them, in the
@@ -1020,8 +1067,10 @@ class PooledHinges {
     for (const SmState* st : sms) {
       if (side == Side::arrival) {
         std::int64_t not_before = 0;
-        const SmLine l = arrival_line(*st, request_gpu_ns, origin, slope, before, line_iterations, not_before, true);
-        if (l.first >= 0) add_points(st->e, l.line, l.first, request_gpu_ns, before, after, true);
+        const ArrivalStart a = arrival_start(*st, request_gpu_ns, origin, slope, before, line_iterations, not_before);
+        if (a.first >= 0)
+          add_points(st->e, st->fit(a.line_from, a.line_from + line_iterations), a.first, request_gpu_ns, before, after,
+                     true);
         continue;
       }
       const std::int64_t to = st->e.first_at_or_after(at(2)) - 1;
@@ -1050,21 +1099,23 @@ class PooledHinges {
       if (lines[k].first >= 0) add_points(sms[k]->e, lines[k].line, lines[k].first, request_gpu_ns, before, after, true);
     sum_points(buffers.sorted);
   }
-  // An SM's line and first boundary for a hinge at `origin` on the
-  // arrival's side: its line over `line_iterations` from two iterations
-  // after `origin`, its points from `before` iterations before it. Each
-  // search starts from `not_before` and moves it on. `cached`: the line
-  // through the SM's own fits (SmState::fit), else fitted alone (the
-  // wander's places, each read once, would push out the rounds' lines).
-  static SmLine arrival_line(const SmState& st, Nanos request_gpu_ns, double origin, double slope, double before,
-                             std::int64_t line_iterations, std::int64_t& not_before, bool cached) {
+  // Where an SM's points and line for a hinge at `origin` on the arrival's
+  // side begin: its first boundary from `before` iterations before it, and
+  // its line's (over `line_iterations`) from two iterations after it; −1
+  // both where it adds no points. Each search starts from `not_before` and
+  // moves it on.
+  struct ArrivalStart {
+    std::int64_t first = -1, line_from = -1;
+  };
+  static ArrivalStart arrival_start(const SmState& st, Nanos request_gpu_ns, double origin, double slope, double before,
+                                    std::int64_t line_iterations, std::int64_t& not_before) {
     const auto at = [&](double iterations) { return request_gpu_ns + nearest(origin + iterations * slope); };
     const std::int64_t first = st.e.first_at_or_after(at(-before), not_before);
     not_before = std::min(first, st.e.last());
     const std::int64_t from = st.e.first_at_or_after(at(2), not_before);
     not_before = std::min(from, st.e.last());
     if (from + line_iterations > st.e.last() || first > st.e.last()) return {};
-    return {cached ? st.fit(from, from + line_iterations) : fit_line(st.e, from, from + line_iterations), first};
+    return {first, from};
   }
 
  private:
@@ -1567,11 +1618,22 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
     // its searches move on from the last place's.
     wander_lines.resize(kWanderPlaces);
     for (auto& place : wander_lines) place.resize(changed.size());
+    // Not SmState::fit: these lines are read once, and would push out the
+    // rounds' own; the places' lines overlap, and are fitted together.
     for (std::size_t k = 0; k < changed.size(); ++k) {
       std::int64_t not_before = 0;
-      for (int j = 0; j < kWanderPlaces; ++j)
-        wander_lines[j][k] = PooledHinges::arrival_line(*changed[k], request_gpu_ns, first_arrival + (16 + 48 * j) * slope,
-                                                        slope, kLong, hinge_line, not_before, false);
+      std::array<std::int64_t, kWanderPlaces> from;
+      std::array<int, kWanderPlaces> place;
+      std::array<Line, kWanderPlaces> lines;
+      std::size_t count = 0;
+      for (int j = 0; j < kWanderPlaces; ++j) {
+        const PooledHinges::ArrivalStart a = PooledHinges::arrival_start(
+            *changed[k], request_gpu_ns, first_arrival + (16 + 48 * j) * slope, slope, kLong, hinge_line, not_before);
+        wander_lines[j][k].first = a.first;
+        if (a.first >= 0) from[count] = a.line_from, place[count++] = j;
+      }
+      fit_overlapping_lines(changed[k]->e, from.data(), count, hinge_line, lines.data());
+      for (std::size_t c = 0; c < count; ++c) wander_lines[place[c]][k].line = lines[c];
     }
     for (int j = 0; j < kWanderPlaces; ++j) {
       const PooledHinges quiet(changed, wander_lines[j], request_gpu_ns, first_arrival + (16 + 48 * j) * slope, slope,
