@@ -429,16 +429,29 @@ void fit_overlapping_lines(const Boundaries& e, const std::int64_t* from, std::s
 // earliest slow-approach measurement from −1.87 to −2.27 target iterations
 // (EveryRampShape; docs/methodology.md): that row moves with any change.
 double residual_sd(const Boundaries& e, const Line& l, std::int64_t from, std::int64_t to) {
-  double sy = 0, sxy = 0, syy = 0;
-  Nanos t = e.at(from);
-  for (std::int64_t i = from; i <= to; ++i) {
-    if (i > from) t += e.duration(i - 1);
-    const auto x = static_cast<double>(i - from);
-    const auto y = static_cast<double>(t - l.t0);
-    sy += y;
-    sxy += x * y;
-    syy += y * y;
-  }
+  // Σy, Σxy and Σy², summed in `Sum`.
+  const auto sums = [&](auto zero) {
+    using Sum = decltype(zero);
+    Sum sy = 0, sxy = 0, syy = 0;
+    Nanos t = e.at(from);
+    for (std::int64_t i = from; i <= to; ++i) {
+      if (i > from) t += e.duration(i - 1);
+      const auto x = static_cast<Sum>(i - from);
+      const auto y = static_cast<Sum>(t - l.t0);
+      sy += y;
+      sxy += x * y;
+      syy += y * y;
+    }
+    return std::array<double, 3>{static_cast<double>(sy), static_cast<double>(sxy), static_cast<double>(syy)};
+  };
+  // In whole numbers where every sum stays below 2^53 (y ≥ 0 from the
+  // line's origin on): the doubles' sums are then exact as well, so the two
+  // agree to the bit, and whole numbers wait on no chain of floating-point
+  // additions.
+  const auto count = static_cast<double>(std::max<std::int64_t>(0, to - from + 1));
+  const auto last_y = static_cast<double>(e.at(std::max(from, to)) - l.t0);
+  const bool exact = e.at(from) >= l.t0 && count * last_y * std::max(last_y, count) < 0x1p53;
+  const auto [sy, sxy, syy] = exact ? sums(std::uint64_t{0}) : sums(0.0);
   const double rss = std::max(0.0, syy - l.a * sy - l.b * sxy);
   return std::sqrt(rss / static_cast<double>(std::max<std::int64_t>(1, to - from - 1)));
 }
