@@ -1440,13 +1440,18 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
   // every shape, no window is in step.
   constexpr double kInStepNs = 320;
   double last_ratio = 1;  // before the change over after it, as the hinge used it
+  std::vector<std::int64_t> last_before;  // by SM (pooled_ratio, below)
   for (const bool own : {false, true}) {
     // The iteration length over `span` iterations ending `gap` before the centre, over the final one.
+    // Each SM's last boundary an iteration before the centre, searched for once a pass.
+    last_before.clear();
+    for (const auto& st : sms)
+      last_before.push_back(own && st.off < 0 ? -1 : st.e.first_at_or_after(centre(st, own) - nearest(slope)) - 1);
     const auto pooled_ratio = [&](std::int64_t gap, std::int64_t span) {
       std::vector<double> ratios;
       for (const auto& st : sms) {
         if (own && st.off < 0) continue;
-        const std::int64_t to = st.e.first_at_or_after(centre(st, own) - nearest(slope)) - 1 - gap;
+        const std::int64_t to = last_before[static_cast<std::size_t>(&st - sms.data())] - gap;
         const std::int64_t from = to - span;
         if (from < st.initial.i0 || to > st.e.last()) continue;  // before t_s is the initial clock
         ratios.push_back(static_cast<double>(st.e.at(to) - st.e.at(from)) / static_cast<double>(span) / st.final.b);
