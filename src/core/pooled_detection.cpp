@@ -1481,7 +1481,7 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
       if (std::abs(step) <= sigma / 4) continue;  // this SM cannot place it
       const std::int64_t from =
           std::max(st.initial.i0, st.e.first_at_or_after(c - nearest(static_cast<double>(points + 1) * before)));
-      const std::int64_t to = std::min(st.e.last(), st.e.first_at_or_after(c + nearest(3 * slope)));
+      const std::int64_t to = std::min(st.e.last(), st.e.first_at_or_after(c + nearest(3 * slope), after_from));
       if (to <= from) continue;
       window.clear();
       Nanos t = st.e.at(from);
@@ -1796,9 +1796,10 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
   for (auto& st : sms) {
     st.departure_ns = arrival;
     const double step = st.initial.b * (after_ratio - 1);
-    const std::int64_t from = std::max(st.first, st.e.first_at_or_after(since_left(-3)));
-    const std::int64_t to =
-        std::min(st.e.last(), st.e.first_at_or_after(since_left(static_cast<double>(s.points_per_sm + 1))));
+    const std::int64_t first_after = st.e.first_at_or_after(since_left(-3));
+    const std::int64_t from = std::max(st.first, first_after);
+    const std::int64_t to = std::min(
+        st.e.last(), st.e.first_at_or_after(since_left(static_cast<double>(s.points_per_sm + 1)), first_after));
     if (std::abs(step) > sigma / 4 && to > from) {
       window.clear();
       Nanos t = st.e.at(to);
