@@ -734,17 +734,21 @@ double quiet_scan_mean(const std::vector<SmState>& sms, double slope) {
     end = std::min(end, st.e.at(std::max(st.final.i0, st.e.last() - reference / 4)));
   }
   double largest = 0;
+  // Each SM's searches gallop on from the last place's (the places ascend).
+  std::vector<std::int64_t> searched(sms.size(), 0);
   for (int j = 0; j < kPlaces && end > begin; ++j) {
     const Nanos place = begin + (end - begin) * j / (kPlaces - 1);
     std::array<double, kBins> sum{};
     std::array<int, kBins> count{};
     for (const auto& st : sms) {
-      const std::int64_t k = st.e.first_at_or_after(place);
+      std::int64_t& not_before = searched[static_cast<std::size_t>(&st - sms.data())];
+      not_before = st.e.first_at_or_after(place - nearest(kBins * slope), not_before);
+      const std::int64_t k = st.e.first_at_or_after(place, not_before);
       if (k + reference / 4 > st.e.last()) continue;
       // Not SmState::fit: these lines are read once, and would push out the
       // scans' and hinges' own.
       const Line line = fit_line(st.e, k, std::min(st.e.last(), k + reference));
-      std::int64_t i = std::max(st.final.i0, st.e.first_at_or_after(place - nearest(kBins * slope)));
+      std::int64_t i = std::max(st.final.i0, not_before);
       for (Nanos t = st.e.at(i); i < k; t += st.e.duration(i), ++i) {
         const auto bin = static_cast<std::size_t>(static_cast<double>(place - t) / slope);
         if (bin >= kBins) continue;
@@ -851,12 +855,13 @@ std::optional<Nanos> pooled_departure(const std::vector<SmState>& sms, Line SmSt
     std::vector<Cursor> cursors;
     cursors.reserve(sms.size());
     for (const auto& st : sms) {
-      const std::int64_t i_begin = std::max(st.first, st.e.first_at_or_after(begin));
+      const std::int64_t at_begin = st.e.first_at_or_after(begin);
+      const std::int64_t i_begin = std::max(st.first, at_begin);
       if (i_begin > st.e.last()) continue;
       // The reference: the SM's iterations just after the range (arrival) or
       // just before it (departure), else its whole segment's line.
       Line reference = st.*line;
-      const std::int64_t k = st.e.first_at_or_after(end);
+      const std::int64_t k = st.e.first_at_or_after(end, begin <= end ? at_begin : 0);
       if (latest && k + reference_iterations / 4 <= st.e.last())
         reference = st.fit(k, std::min(st.e.last(), k + reference_iterations));
       else if (!latest && i_begin - reference_iterations / 4 >= st.initial.i0)
@@ -1086,10 +1091,11 @@ class PooledHinges {
                      true);
         continue;
       }
-      const std::int64_t to = st->e.first_at_or_after(at(2)) - 1;
+      // Mirrored, u = after comes first in time.
+      const std::int64_t i = st->e.first_at_or_after(at(after));
+      const std::int64_t to = st->e.first_at_or_after(at(2), after >= 2 ? i : 0) - 1;
       const std::int64_t from = std::max(st->initial.i0, to - line_iterations);
       if (to - from < 4 || to > st->e.last()) continue;
-      const std::int64_t i = st->e.first_at_or_after(at(after));
       if (i <= st->e.last()) add_points(st->e, st->fit(from, to), i, request_gpu_ns, before, after, false);
     }
     sum_points(buffers.sorted);
