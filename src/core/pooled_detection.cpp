@@ -1791,8 +1791,12 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
           .value_or(std::max<Nanos>(request_gpu_ns, arrival_at - nearest(2.0 * Boundaries::kBlock * initial_slope)));
   const auto since_left = [&](double iterations) { return left_at + nearest(iterations * initial_slope); };
   std::vector<double> after_ratios;
+  // Each SM's first boundary from three iterations before it left, for its
+  // hinge below; the searches after it gallop on from there.
+  std::vector<std::int64_t> left_from;
   for (const auto& st : sms) {
-    const std::int64_t from = st.e.first_at_or_after(since_left(2));
+    left_from.push_back(st.e.first_at_or_after(since_left(-3)));
+    const std::int64_t from = st.e.first_at_or_after(since_left(2), left_from.back());
     const std::int64_t to = from + s.points_per_sm;
     if (from < st.first || to > st.e.last()) continue;
     after_ratios.push_back(static_cast<double>(st.e.at(to) - st.e.at(from)) / static_cast<double>(to - from) / st.initial.b);
@@ -1802,7 +1806,7 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
   for (auto& st : sms) {
     st.departure_ns = arrival;
     const double step = st.initial.b * (after_ratio - 1);
-    const std::int64_t first_after = st.e.first_at_or_after(since_left(-3));
+    const std::int64_t first_after = left_from[static_cast<std::size_t>(&st - sms.data())];
     const std::int64_t from = std::max(st.first, first_after);
     const std::int64_t to = std::min(
         st.e.last(), st.e.first_at_or_after(since_left(static_cast<double>(s.points_per_sm + 1)), first_after));
