@@ -11,7 +11,8 @@
 # here with
 #   git show 05f91db:src/core/pooled_detection.cpp > .device/hb35/base.cpp
 #   git archive 9088a1a^ src | tar -x -C .device/hb35/then).
-# Output under $OUT.
+# HB (default .device/hb35): that folder, for another base (round 41:
+# .device/hb41, base.cpp from 679f89e). Output under $OUT.
 set -u
 nvidia-smi --query-gpu=name,driver_version --format=csv >"$OUT/smi.txt" 2>&1
 lscpu >"$OUT/lscpu.txt"
@@ -26,6 +27,6 @@ for t in tests/core/data/*.tar.xz docs/hardware/data/h200-2026-12-01-round12/cal
 done
 echo "$(find "$windows" -name '*.bin' | wc -l) recorded windows" | tee "$OUT/windows.txt"
 for k in 1 2; do
-  SOURCES="$PWD/.device/hb35" BUILD=build-hb WINDOWS="${dirs[*]}" ENGINE=1 \
+  SOURCES="$PWD/${HB:-.device/hb35}" BUILD=build-hb WINDOWS="${dirs[*]}" ENGINE=1 \
     bash docs/benchmarks/detector-host-time/run.sh 2>&1 | tee "$OUT/hostbench-$k.txt"
 done
