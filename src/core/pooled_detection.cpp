@@ -186,7 +186,8 @@ class Boundaries {
     // again afterwards, the marks came back from memory.
     block_marks_.resize((marks_.size() + kMarksPerBlock - 1) / kMarksPerBlock);
     block_pass(d_.data(), n, tenths, marks_.data(), block_marks_.data(), uneven.data());
-    for (auto j = static_cast<std::size_t>(count); j < block_marks_.size(); ++j) block_marks_[j] = marks_[j * kMarksPerBlock];
+    for (auto j = static_cast<std::size_t>(count); j < block_marks_.size(); ++j)
+      block_marks_[j] = marks_[j * kMarksPerBlock];
     for (std::int64_t b = 0; b < count; ++b) {
       if (!uneven[static_cast<std::size_t>(b)]) continue;
       for (std::int64_t i = std::max<std::int64_t>(b * kBlock, 1); i < std::min((b + 1) * kBlock, n - 1); ++i) {
@@ -401,7 +402,8 @@ Line fit_line(const Boundaries& e, std::int64_t from, std::int64_t to, bool bloc
 // gives them, where they overlap: each stretch between two of their ends is
 // summed once, and each line's sums taken from those (in whole numbers, so
 // the same). The wander's eight places overlap by three quarters.
-void fit_overlapping_lines(const Boundaries& e, const std::int64_t* from, std::size_t count, std::int64_t m, Line* out) {
+void fit_overlapping_lines(const Boundaries& e, const std::int64_t* from, std::size_t count, std::int64_t m,
+                           Line* out) {
   constexpr std::size_t kMost = 16;
   std::array<std::int64_t, 2 * kMost> ends;  // every line's first and last boundary, ascending
   std::array<Boundaries::Moments, 2 * kMost> upto;  // over [ends[0], ends[j])
@@ -415,8 +417,11 @@ void fit_overlapping_lines(const Boundaries& e, const std::int64_t* from, std::s
     if (n == 0 || ends[n - 1] != next) ends[n++] = next;
   }
   upto[0] = {};
-  for (std::size_t j = 1; j < n; ++j) upto[j] = upto[j - 1].then(ends[j - 1] - ends[0], e.moments(ends[j - 1], ends[j]));
-  const auto end_at = [&](std::int64_t i) { return static_cast<std::size_t>(std::lower_bound(ends.begin(), ends.begin() + n, i) - ends.begin()); };
+  for (std::size_t j = 1; j < n; ++j)
+    upto[j] = upto[j - 1].then(ends[j - 1] - ends[0], e.moments(ends[j - 1], ends[j]));
+  const auto end_at = [&](std::int64_t i) {
+    return static_cast<std::size_t>(std::lower_bound(ends.begin(), ends.begin() + n, i) - ends.begin());
+  };
   for (std::size_t k = 0; k < count; ++k) {
     const Boundaries::Moments own = upto[end_at(from[k])].rest_of(from[k] - ends[0], upto[end_at(from[k] + m)]);
     out[k] = line_through(e, from[k], m, Boundaries::range_sums(own, m));
@@ -1115,7 +1120,8 @@ class PooledHinges {
         buckets_(buffers.buckets), point_buckets_(buffers.point_buckets) {
     points_.clear();
     for (std::size_t k = 0; k < sms.size(); ++k)
-      if (lines[k].first >= 0) add_points(sms[k]->e, lines[k].line, lines[k].first, request_gpu_ns, before, after, true);
+      if (lines[k].first >= 0)
+        add_points(sms[k]->e, lines[k].line, lines[k].first, request_gpu_ns, before, after, true);
     sum_points(buffers.sorted);
   }
   // Where an SM's points and line for a hinge at `origin` on the arrival's
