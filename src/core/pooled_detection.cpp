@@ -243,8 +243,9 @@ class Boundaries {
   // memory to search), then among that block's. Where the caller knows
   // that every boundary before `not_before` lies before `t` (a later time
   // than one it searched for), the search gallops on from there: the same
-  // answer, from a few marks near it.
-  std::int64_t first_at_or_after(Nanos t, std::int64_t not_before = 0) const {
+  // answer, from a few marks near it. `time`, where given: that boundary's
+  // time (at()), where it is not last() + 1.
+  std::int64_t first_at_or_after(Nanos t, std::int64_t not_before = 0, Nanos* time = nullptr) const {
     auto block = block_marks_.begin() + std::min<std::ptrdiff_t>(not_before / kBlock, std::ssize(block_marks_));
     if (not_before == 0) {
       block = std::lower_bound(block, block_marks_.end(), t);
@@ -263,6 +264,7 @@ class Boundaries {
       if (i == last()) return last() + 1;
       e += duration(i++);
     }
+    if (time) *time = e;
     return i;
   }
   std::uint32_t duration(std::int64_t i) const {
@@ -477,28 +479,40 @@ struct SmState {
   // The fit with a stall (best_change_with_stall) and the line it is on.
   Line local;
   double step = 0, stall_u = 0, x_lo = 0, x_hi = 0;
-  SmState(const SmRecords& r, double long_ratio, Boundaries::Marks& marks, std::vector<std::uint8_t>& uneven)
-      : sm(r.sm), e(r, long_ratio, marks, uneven) {}
+  // The last few fits (fit()), kept by the caller from window to window
+  // beside the state: in it, each state built and then moved into the
+  // measured SMs' list copied 1.4 kB of them.
+  class Fits {
+    friend struct SmState;
+    static constexpr std::size_t kFits = 16;
+    struct Fit {
+      std::int64_t from = 0, to = 0;
+      Line line;
+    };
+    std::array<Fit, kFits> fit_;
+    std::size_t fitted_ = 0;
+  };
+  // `fits`: emptied here.
+  SmState(const SmRecords& r, double long_ratio, Boundaries::Marks& marks, std::vector<std::uint8_t>& uneven,
+          Fits& fits)
+      : sm(r.sm), e(r, long_ratio, marks, uneven), fits_(&fits) {
+    fits.fitted_ = 0;
+  }
   // The line of boundaries [from, to]. The scans and hinges refit the same
   // stretches round after round, so the last few fits are kept, the oldest
   // replaced first; only once the boundaries are final (interrupts out, the
   // end set).
   Line fit(std::int64_t from, std::int64_t to) const {
-    for (std::size_t k = 0; k < std::min(fitted_, kFits); ++k)
-      if (fits_[k].from == from && fits_[k].to == to) return fits_[k].line;
-    Fit& f = fits_[fitted_++ % kFits];
-    f = {from, to, fit_line(e, from, to)};
-    return f.line;
+    Fits& f = *fits_;
+    for (std::size_t k = 0; k < std::min(f.fitted_, Fits::kFits); ++k)
+      if (f.fit_[k].from == from && f.fit_[k].to == to) return f.fit_[k].line;
+    Fits::Fit& next = f.fit_[f.fitted_++ % Fits::kFits];
+    next = {from, to, fit_line(e, from, to)};
+    return next.line;
   }
 
  private:
-  static constexpr std::size_t kFits = 16;
-  struct Fit {
-    std::int64_t from = 0, to = 0;
-    Line line;
-  };
-  mutable std::array<Fit, kFits> fits_;  // in place: no allocation per SM and window
-  mutable std::size_t fitted_ = 0;
+  Fits* fits_;
 };
 
 double median(std::vector<double> xs) {
@@ -860,13 +874,14 @@ std::optional<Nanos> pooled_departure(const std::vector<SmState>& sms, Line SmSt
     std::vector<Cursor> cursors;
     cursors.reserve(sms.size());
     for (const auto& st : sms) {
-      const std::int64_t at_begin = st.e.first_at_or_after(begin);
+      Nanos begin_time = 0, end_time = 0;  // the searches' boundaries' times
+      const std::int64_t at_begin = st.e.first_at_or_after(begin, 0, &begin_time);
       const std::int64_t i_begin = std::max(st.first, at_begin);
       if (i_begin > st.e.last()) continue;
       // The reference: the SM's iterations just after the range (arrival) or
       // just before it (departure), else its whole segment's line.
       Line reference = st.*line;
-      const std::int64_t k = st.e.first_at_or_after(end, begin <= end ? at_begin : 0);
+      const std::int64_t k = st.e.first_at_or_after(end, begin <= end ? at_begin : 0, &end_time);
       if (latest && k + reference_iterations / 4 <= st.e.last())
         reference = st.fit(k, std::min(st.e.last(), k + reference_iterations));
       else if (!latest && i_begin - reference_iterations / 4 >= st.initial.i0)
@@ -874,10 +889,14 @@ std::optional<Nanos> pooled_departure(const std::vector<SmState>& sms, Line SmSt
       else
         segment_line_read = true;
       // The boundaries in [begin, end]: i_begin up to the last at or before end.
-      const std::int64_t i_end = std::min(st.e.last(), k <= st.e.last() && st.e.at(k) == end ? k : k - 1);
+      const std::int64_t i_end = std::min(st.e.last(), k <= st.e.last() && end_time == end ? k : k - 1);
       if (i_end < i_begin) continue;
-      cursors.push_back(latest ? Cursor{&st, reference, i_end, i_begin, st.e.at(i_end)}
-                               : Cursor{&st, reference, i_begin, i_end, st.e.at(i_begin)});
+      if (latest) {
+        const Nanos t = i_end == k ? end_time : k <= st.e.last() ? end_time - st.e.duration(k - 1) : st.e.at(i_end);
+        cursors.push_back(Cursor{&st, reference, i_end, i_begin, t});
+      } else {
+        cursors.push_back(Cursor{&st, reference, i_begin, i_end, i_begin == at_begin ? begin_time : st.e.at(i_begin)});
+      }
     }
     PooledScan fine(end, slope, static_cast<std::size_t>(static_cast<double>(end - begin) / slope) + 2, wander_bar_ns);
     // A cursor's next boundaries up to the reach, its index and time kept
@@ -1092,16 +1111,17 @@ class PooledHinges {
         std::int64_t not_before = 0;
         const ArrivalStart a = arrival_start(*st, request_gpu_ns, origin, slope, before, line_iterations, not_before);
         if (a.first >= 0)
-          add_points(st->e, st->fit(a.line_from, a.line_from + line_iterations), a.first, request_gpu_ns, before, after,
-                     true);
+          add_points(st->e, st->fit(a.line_from, a.line_from + line_iterations), a.first, a.first_time, request_gpu_ns,
+                     before, after, true);
         continue;
       }
       // Mirrored, u = after comes first in time.
-      const std::int64_t i = st->e.first_at_or_after(at(after));
+      Nanos i_time = 0;
+      const std::int64_t i = st->e.first_at_or_after(at(after), 0, &i_time);
       const std::int64_t to = st->e.first_at_or_after(at(2), after >= 2 ? i : 0) - 1;
       const std::int64_t from = std::max(st->initial.i0, to - line_iterations);
       if (to - from < 4 || to > st->e.last()) continue;
-      if (i <= st->e.last()) add_points(st->e, st->fit(from, to), i, request_gpu_ns, before, after, false);
+      if (i <= st->e.last()) add_points(st->e, st->fit(from, to), i, i_time, request_gpu_ns, before, after, false);
     }
     sum_points(buffers.sorted);
   }
@@ -1111,6 +1131,7 @@ class PooledHinges {
   struct SmLine {
     Line line;
     std::int64_t first = -1;
+    Nanos first_time = 0;  // boundary `first`'s
   };
   // The same on the arrival's side, with each SM's line and first boundary
   // given (`lines`, one per SM of `sms`).
@@ -1121,7 +1142,7 @@ class PooledHinges {
     points_.clear();
     for (std::size_t k = 0; k < sms.size(); ++k)
       if (lines[k].first >= 0)
-        add_points(sms[k]->e, lines[k].line, lines[k].first, request_gpu_ns, before, after, true);
+        add_points(sms[k]->e, lines[k].line, lines[k].first, lines[k].first_time, request_gpu_ns, before, after, true);
     sum_points(buffers.sorted);
   }
   // Where an SM's points and line for a hinge at `origin` on the arrival's
@@ -1131,25 +1152,27 @@ class PooledHinges {
   // moves it on.
   struct ArrivalStart {
     std::int64_t first = -1, line_from = -1;
+    Nanos first_time = 0;  // boundary `first`'s
   };
   static ArrivalStart arrival_start(const SmState& st, Nanos request_gpu_ns, double origin, double slope, double before,
                                     std::int64_t line_iterations, std::int64_t& not_before) {
     const auto at = [&](double iterations) { return request_gpu_ns + nearest(origin + iterations * slope); };
-    const std::int64_t first = st.e.first_at_or_after(at(-before), not_before);
+    Nanos first_time = 0;
+    const std::int64_t first = st.e.first_at_or_after(at(-before), not_before, &first_time);
     not_before = std::min(first, st.e.last());
     const std::int64_t from = st.e.first_at_or_after(at(2), not_before);
     not_before = std::min(from, st.e.last());
     if (from + line_iterations > st.e.last() || first > st.e.last()) return {};
-    return {first, from};
+    return {first, from, first_time};
   }
 
  private:
-  // The boundaries of one SM from boundary i (at u ≥ −before, or ≤ after
+  // The boundaries of one SM from boundary i at time e (at u ≥ −before, or ≤ after
   // mirrored) to u = after (−before), in time order; the sort below orders
   // them by u.
-  void add_points(const Boundaries& b, const Line& line, std::int64_t i, Nanos request_gpu_ns, double before,
+  void add_points(const Boundaries& b, const Line& line, std::int64_t i, Nanos e, Nanos request_gpu_ns, double before,
                   double after, bool forward) {
-    for (Nanos e = b.at(i); i <= b.last(); e += b.duration(i), ++i) {
+    for (; i <= b.last(); e += b.duration(i), ++i) {
       const double u = (static_cast<double>(e - request_gpu_ns) - origin_) / slope_;
       if (forward ? u > after : u < -before) break;
       points_.push_back({u, line.residual(i, e)});
@@ -1278,6 +1301,7 @@ class PooledHinges {
 
 struct Scratch {
   std::vector<Boundaries::Marks> marks;  // one SM's Boundaries each
+  std::vector<SmState::Fits> fits;       // and its fits
   std::vector<std::uint8_t> uneven;
   std::vector<SmState> all, sms;
   PooledHinges::Buffers hinges, wander;
@@ -1303,11 +1327,12 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
   // them unread.
   thread_local Scratch scratch;
   scratch.marks.resize(std::max(scratch.marks.size(), records.sms.size()));
+  scratch.fits.resize(std::max(scratch.fits.size(), records.sms.size()));
   std::vector<SmState>& all = scratch.all;
   all.clear();
   all.reserve(records.sms.size());
   for (const auto& r : records.sms)
-    all.emplace_back(r, s.long_iteration, scratch.marks[all.size()], scratch.uneven);
+    all.emplace_back(r, s.long_iteration, scratch.marks[all.size()], scratch.uneven, scratch.fits[all.size()]);
   interrupts = remove_interrupts(all, s.global_share, keep_later_before);
   // Only while every SM still runs: once the first has finished its window,
   // the others' iterations change pace (the H200: a late "change" in the
@@ -1660,6 +1685,7 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
         const PooledHinges::ArrivalStart a = PooledHinges::arrival_start(
             *changed[k], request_gpu_ns, first_arrival + (16 + 48 * j) * slope, slope, kLong, hinge_line, not_before);
         wander_lines[j][k].first = a.first;
+        wander_lines[j][k].first_time = a.first_time;
         if (a.first >= 0) from[count] = a.line_from, place[count++] = j;
       }
       fit_overlapping_lines(changed[k]->e, from.data(), count, hinge_line, lines.data());
