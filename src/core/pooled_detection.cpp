@@ -1181,7 +1181,9 @@ class PooledHinges {
   }
   void sum_points(std::vector<Point>& sorted) {
     sort_points(sorted);
-    sums_.assign(points_.size() + 1, {});
+    // Each written below: not cleared first (100-odd kB a hinge, a few a window).
+    sums_.resize(points_.size() + 1);
+    sums_[0] = {};
     for (std::size_t k = 0; k < points_.size(); ++k) {
       const auto [u, r] = points_[k];
       Sums next = sums_[k];
