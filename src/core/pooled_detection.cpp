@@ -592,6 +592,10 @@ class PooledScan {
     const Bin& bin = bins_[k];
     if (bin.count == 0) return false;
     const auto n = static_cast<double>(bin.count);
+    // Most bins lie far below the bar: there a product decides what the
+    // square root and division below would, with a margin no rounding can
+    // cross (the scans test every bin each time they read further).
+    if (z > 0 && bin.sum * bin.sum < 0.98 * z * z * n) return false;
     return std::abs(bin.sum) / std::sqrt(n) > z && std::abs(bin.sum) / n > kMinMean &&
            (relevant_ <= 0 || std::abs(bin.raw) / n > relevant_);
   }
