@@ -246,9 +246,9 @@ class Boundaries {
   // answer, from a few marks near it. `time`, where given: that boundary's
   // time (at()), where it is not last() + 1.
   std::int64_t first_at_or_after(Nanos t, std::int64_t not_before = 0, Nanos* time = nullptr) const {
-    auto block = block_marks_.begin() + std::min<std::ptrdiff_t>(not_before / kBlock, std::ssize(block_marks_));
-    if (not_before == 0) {
-      block = std::lower_bound(block, block_marks_.end(), t);
+    auto block = block_marks_.begin() + std::clamp<std::ptrdiff_t>(not_before / kBlock, 0, std::ssize(block_marks_));
+    if (not_before <= 0) {
+      block = std::lower_bound(block_marks_.begin(), block_marks_.end(), t);
     } else {
       std::ptrdiff_t reach = 1;
       while (reach < block_marks_.end() - block && block[reach] < t) reach *= 2;
@@ -404,15 +404,13 @@ Line fit_line(const Boundaries& e, std::int64_t from, std::int64_t to, bool bloc
 // gives them, where they overlap: each stretch between two of their ends is
 // summed once, and each line's sums taken from those (in whole numbers, so
 // the same). The wander's eight places overlap by three quarters.
-void fit_overlapping_lines(const Boundaries& e, const std::int64_t* from, std::size_t count, std::int64_t m,
-                           Line* out) {
-  constexpr std::size_t kMost = 16;
-  std::array<std::int64_t, 2 * kMost> ends;  // every line's first and last boundary, ascending
-  std::array<Boundaries::Moments, 2 * kMost> upto;  // over [ends[0], ends[j])
-  if (count > kMost) {
-    for (std::size_t k = 0; k < count; ++k) out[k] = fit_line(e, from[k], from[k] + m);
-    return;
-  }
+// The first `count` of `from` are read, and of `out` written.
+template <std::size_t N>
+void fit_overlapping_lines(const Boundaries& e, const std::array<std::int64_t, N>& from, std::size_t count,
+                           std::int64_t m, std::array<Line, N>& out) {
+  count = std::min(count, N);
+  std::array<std::int64_t, 2 * N> ends;         // every line's first and last boundary, ascending
+  std::array<Boundaries::Moments, 2 * N> upto;  // over [ends[0], ends[j])
   std::size_t n = 0;
   for (std::size_t a = 0, b = 0; a < count || b < count;) {
     const std::int64_t next = b >= count || (a < count && from[a] <= from[b] + m) ? from[a++] : from[b++] + m;
@@ -436,11 +434,12 @@ void fit_overlapping_lines(const Boundaries& e, const std::int64_t* from, std::s
 // earliest slow-approach measurement from −1.87 to −2.27 target iterations
 // (EveryRampShape; docs/methodology.md): that row moves with any change.
 double residual_sd(const Boundaries& e, const Line& l, std::int64_t from, std::int64_t to) {
+  const Nanos first = e.at(from);
   // Σy, Σxy and Σy², summed in `Sum`.
   const auto sums = [&](auto zero) {
     using Sum = decltype(zero);
     Sum sy = 0, sxy = 0, syy = 0;
-    Nanos t = e.at(from);
+    Nanos t = first;
     for (std::int64_t i = from; i <= to; ++i) {
       if (i > from) t += e.duration(i - 1);
       const auto x = static_cast<Sum>(i - from);
@@ -457,7 +456,7 @@ double residual_sd(const Boundaries& e, const Line& l, std::int64_t from, std::i
   // additions.
   const auto count = static_cast<double>(std::max<std::int64_t>(0, to - from + 1));
   const auto last_y = static_cast<double>(e.at(std::max(from, to)) - l.t0);
-  const bool exact = e.at(from) >= l.t0 && count * last_y * std::max(last_y, count) < 0x1p53;
+  const bool exact = first >= l.t0 && count * last_y * std::max(last_y, count) < 0x1p53;
   const auto [sy, sxy, syy] = exact ? sums(std::uint64_t{0}) : sums(0.0);
   const double rss = std::max(0.0, syy - l.a * sy - l.b * sxy);
   return std::sqrt(rss / static_cast<double>(std::max<std::int64_t>(1, to - from - 1)));
@@ -1694,7 +1693,7 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
         wander_lines[j][k].first_time = a.first_time;
         if (a.first >= 0) from[count] = a.line_from, place[count++] = j;
       }
-      fit_overlapping_lines(changed[k]->e, from.data(), count, hinge_line, lines.data());
+      fit_overlapping_lines(changed[k]->e, from, count, hinge_line, lines);
       for (std::size_t c = 0; c < count; ++c) wander_lines[place[c]][k].line = lines[c];
     }
     for (int j = 0; j < kWanderPlaces; ++j) {
