@@ -36,7 +36,11 @@ struct WindowTimes {
   }
 };
 
-// Each round times `calls` calls of each detector in turn.
+// Each round times `calls` calls of each detector in turn, each round
+// starting one detector further on: in a fixed order the detector that ran
+// first each round ran 3.5 % faster than the same code run second (the
+// tree's pooled detector against itself as the base, the minimum of three
+// rounds on the 528 simulated windows, 2026-12-06).
 inline WindowTimes time_detectors(const WindowRecords& w, Nanos request, const ClockCalibration& initial,
                                   const ClockCalibration& target, double initial_tol_ns, double target_tol_ns,
                                   int rounds, int calls = 1) {
@@ -45,7 +49,8 @@ inline WindowTimes time_detectors(const WindowRecords& w, Nanos request, const C
   d.target_tol_ns = target_tol_ns;
   WindowTimes t;
   for (int r = 0; r < rounds; ++r)
-    for (int v = 0; v < kDetectors; ++v) {
+    for (int turn = 0; turn < kDetectors; ++turn) {
+      const int v = (turn + r) % kDetectors;
       const auto t0 = std::chrono::steady_clock::now();
       for (int k = 0; k < calls; ++k) {
         if (v == kPooled)
