@@ -1,0 +1,347 @@
+#pragma once
+// The pooled detector's records of one SM (pooled_detection.cpp): its
+// iteration boundaries' times, kept as marks every kMark records and read
+// from them, and exact integer moments of its durations, which the line
+// fits (line_fit.hpp) are taken from. Internals of the detector, apart so
+// that their tests (tests/core/pooled) can hold them to plain sums. Of
+// internal linkage, as when they were part of pooled_detection.cpp: each
+// includer compiles its own copy with its own flags (the detector's
+// -fno-math-errno), and the detector's code stays as it was (the same
+// answers and host time, docs/benchmarks.md).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <vector>
+
+#include "core/types.hpp"
+
+namespace latest::pooled {
+namespace {
+
+__extension__ using Wide = __int128;
+
+// std::llround, inline: the nearest whole number, halves away from zero.
+// A call into libm each time, it was a twentieth of the detector's host
+// time on short windows (times of bins, reaches and hinges, taken in loops).
+// x − trunc(x) is exact for any double; beyond ±2^62, and for NaN, libm's.
+inline std::int64_t nearest(double x) {
+  if (!(std::abs(x) < 0x1p62)) return std::llround(x);
+  const auto t = static_cast<std::int64_t>(x);
+  const double rest = x - static_cast<double>(t);
+  return rest >= 0.5 ? t + 1 : rest <= -0.5 ? t - 1 : t;
+}
+
+// Iterations a block of records holds (Boundaries), and between the
+// boundaries whose times Boundaries keeps (a mark every kMark).
+constexpr std::int64_t kRecordBlock = 64;
+constexpr std::int64_t kMark = 16;
+
+// Compiled for AVX2 too where the CPU has it (below).
+#if defined(__x86_64__) && defined(__GNUC__)
+#define LATEST_AVX2_CLONE __attribute__((target_clones("avx2", "default")))
+#else
+#define LATEST_AVX2_CLONE
+#endif
+
+// A whole block of 64 records, read once in eight vectors: its shortest and
+// longest record, and the four marks after `marks[0]` from its sums of 16,
+// taken in 32 bits. Read apart, the extremes and the sums read the block
+// twice, and summed each on its own, a sum of 16 added them one at a time.
+// False where those sums need not be exact (a record of 268 ms or more):
+// the caller then sums again in 64 bits.
+static_assert(kRecordBlock == 64 && kMark == 16);
+[[gnu::always_inline]] inline bool whole_block(const std::uint32_t* d, std::uint32_t& shortest,
+                                               std::uint32_t& longest, Nanos* marks) {
+  using Lanes = std::uint32_t __attribute__((vector_size(32)));
+  Lanes v0, v1, v2, v3, v4, v5, v6, v7;  // not an array: one went through the stack
+  std::memcpy(&v0, d, sizeof v0);
+  std::memcpy(&v1, d + 8, sizeof v1);
+  std::memcpy(&v2, d + 16, sizeof v2);
+  std::memcpy(&v3, d + 24, sizeof v3);
+  std::memcpy(&v4, d + 32, sizeof v4);
+  std::memcpy(&v5, d + 40, sizeof v5);
+  std::memcpy(&v6, d + 48, sizeof v6);
+  std::memcpy(&v7, d + 56, sizeof v7);
+  // Lane by lane (no helper taking vectors: their ABI differs without
+  // AVX, and GCC warns of it), then folded across lanes by halves.
+  Lanes lo = v0, hi = v0;
+  lo = v1 < lo ? v1 : lo, hi = v1 > hi ? v1 : hi;
+  lo = v2 < lo ? v2 : lo, hi = v2 > hi ? v2 : hi;
+  lo = v3 < lo ? v3 : lo, hi = v3 > hi ? v3 : hi;
+  lo = v4 < lo ? v4 : lo, hi = v4 > hi ? v4 : hi;
+  lo = v5 < lo ? v5 : lo, hi = v5 > hi ? v5 : hi;
+  lo = v6 < lo ? v6 : lo, hi = v6 > hi ? v6 : hi;
+  lo = v7 < lo ? v7 : lo, hi = v7 > hi ? v7 : hi;
+  // (__builtin_shufflevector: GCC from 12 and clang, the fuzzers' compiler.)
+  Lanes other = __builtin_shufflevector(lo, lo, 4, 5, 6, 7, 0, 1, 2, 3);
+  lo = other < lo ? other : lo;
+  other = __builtin_shufflevector(lo, lo, 2, 3, 0, 1, 6, 7, 4, 5);
+  lo = other < lo ? other : lo;
+  other = __builtin_shufflevector(lo, lo, 1, 0, 3, 2, 5, 4, 7, 6);
+  lo = other < lo ? other : lo;
+  other = __builtin_shufflevector(hi, hi, 4, 5, 6, 7, 0, 1, 2, 3);
+  hi = other > hi ? other : hi;
+  other = __builtin_shufflevector(hi, hi, 2, 3, 0, 1, 6, 7, 4, 5);
+  hi = other > hi ? other : hi;
+  other = __builtin_shufflevector(hi, hi, 1, 0, 3, 2, 5, 4, 7, 6);
+  hi = other > hi ? other : hi;
+  shortest = lo[0];
+  longest = hi[0];
+  // Pairwise sums interleaved twice, then the two halves: lanes 0-3 hold the sums of 16.
+  const Lanes s0 = v0 + v1, s1 = v2 + v3, s2 = v4 + v5, s3 = v6 + v7;
+  const Lanes t0 = __builtin_shufflevector(s0, s1, 0, 8, 2, 10, 4, 12, 6, 14) +
+                   __builtin_shufflevector(s0, s1, 1, 9, 3, 11, 5, 13, 7, 15);
+  const Lanes t1 = __builtin_shufflevector(s2, s3, 0, 8, 2, 10, 4, 12, 6, 14) +
+                   __builtin_shufflevector(s2, s3, 1, 9, 3, 11, 5, 13, 7, 15);
+  const Lanes u = __builtin_shufflevector(t0, t1, 0, 1, 8, 9, 4, 5, 12, 13) +
+                  __builtin_shufflevector(t0, t1, 2, 3, 10, 11, 6, 7, 14, 15);
+  const Lanes sums = u + __builtin_shufflevector(u, u, 4, 5, 6, 7, 0, 1, 2, 3);
+  for (int q = 0; q < 4; ++q) marks[q + 1] = marks[q] + sums[q];
+  return static_cast<std::uint64_t>(longest) * kMark < (1ull << 32);
+}
+
+
+
+// The one pass over every record, in blocks: the marks (the boundaries'
+// times every kMark records, from `marks[0]` on), the block marks (every
+// kRecordBlock records: each block's first mark), and whether a block's
+// longest iteration exceeds `tenths`/10 times its shortest (its neighbours
+// either side included). A third of the detector's host time at SSE2, so
+// compiled for AVX2 too where the CPU has it (BM_DetectSwitchPooled
+// 4.82-4.87 ms a window before, 3.66-3.91 after; docs/benchmarks.md), and
+// one call per SM, not per block. Integer sums and extremes: either path
+// gives the same result.
+LATEST_AVX2_CLONE void block_pass(const std::uint32_t* d, std::int64_t n, std::uint64_t tenths, Nanos* marks,
+                                  Nanos* block_marks, std::uint8_t* uneven) {
+  // The marks after the first, from sums of kMark records each, written in
+  // this pass: a second one over the marks cost a twentieth of a default
+  // window's host time.
+  const auto add_records = [&](std::int64_t from, std::int64_t to) {
+    for (std::int64_t m = from; m < to; m += kMark) {
+      Nanos t = marks[m / kMark];
+      for (std::int64_t i = m; i < std::min(m + kMark, to); ++i) t += d[i];
+      marks[m / kMark + 1] = t;
+    }
+  };
+  const auto flag = [&](std::int64_t b, std::int64_t from, std::int64_t to, std::uint32_t shortest,
+                        std::uint32_t longest) {
+    if (from > 0) shortest = std::min(shortest, d[from - 1]);
+    if (to < n) shortest = std::min(shortest, d[to]);
+    uneven[b] = 10ull * longest > tenths * shortest;
+  };
+  std::int64_t from = 0, b = 0;
+  for (; from + kRecordBlock <= n; from += kRecordBlock, ++b) {
+    block_marks[b] = marks[from / kMark];
+    std::uint32_t shortest = 0, longest = 0;
+    if (!whole_block(d + from, shortest, longest, marks + from / kMark)) add_records(from, from + kRecordBlock);
+    flag(b, from, from + kRecordBlock, shortest, longest);
+  }
+  if (from < n) {
+    block_marks[b] = marks[from / kMark];
+    add_records(from, n);
+    flag(b, from, n, *std::min_element(d + from, d + n), *std::max_element(d + from, d + n));
+  }
+}
+
+// Σ d_k, Σ k·d_k and Σ S_k·d_k (S_k = k(k+1)/2) over k = 0…n−1, n ≤ kMomentChunk,
+// exact: the line fits' sums over every boundary (fit_line). Widening
+// 32 × 32-bit products, which AVX2 takes four at a time.
+struct DurationMoments {
+  std::uint64_t m0 = 0, m1 = 0, m2 = 0;
+};
+constexpr std::int64_t kMomentChunk = 64;  // S_63 · 64 · 2^32 < 2^64: m2 stays exact
+LATEST_AVX2_CLONE DurationMoments chunk_moments(const std::uint32_t* d, std::uint32_t n) {
+  DurationMoments m;
+  for (std::uint32_t k = 0; k < n; ++k) {
+    m.m0 += d[k];
+    m.m1 += static_cast<std::uint64_t>(k) * d[k];
+    m.m2 += static_cast<std::uint64_t>(k * (k + 1) / 2) * d[k];
+  }
+  return m;
+}
+
+// An SM's iteration boundaries: boundary i starts iteration i, boundary n
+// ends the last. Block sums, taken in one pass, make any boundary cheap and
+// are the coarse scan's points.
+class Boundaries {
+ public:
+  static constexpr std::int64_t kBlock = kRecordBlock;
+
+  // Iterations more than `long_ratio` times both neighbours are listed: an
+  // interrupt on one SM, or a stall of the whole GPU. A clock change never
+  // makes one iteration stand out from both of its neighbours.
+  // Storage the caller keeps from window to window: the marks, and every
+  // kBlock-th of them again, side by side. The coarse scans and the block
+  // fits read those alone: a quarter of the memory (2.1 MB of marks for a
+  // default window, far beyond a core's L2) three times a window.
+  struct Marks {
+    std::vector<Nanos> every, blocks;
+  };
+  // `uneven`: storage as well.
+  Boundaries(const SmRecords& sm, double long_ratio, Marks& marks, std::vector<std::uint8_t>& uneven)
+      : d_(sm.duration_ns), marks_(marks.every), block_marks_(marks.blocks) {
+    const auto n = static_cast<std::int64_t>(d_.size());
+    const std::int64_t count = (n + kBlock - 1) / kBlock;
+    const std::int64_t mark_count = (n + kMark - 1) / kMark;
+    // In whole numbers (the ratio in tenths). A block is searched for long
+    // iterations only where its longest is that much above its shortest.
+    const auto tenths = static_cast<std::uint64_t>(std::lround(long_ratio * 10));
+    marks_.resize(static_cast<std::size_t>(mark_count + 1));  // every one written below
+    uneven.resize(static_cast<std::size_t>(count));
+    marks_[0] = sm.first_start_ns;
+    // The block marks in the same pass, while the marks are at hand: read
+    // again afterwards, the marks came back from memory.
+    block_marks_.resize((marks_.size() + kMarksPerBlock - 1) / kMarksPerBlock);
+    block_pass(d_.data(), n, tenths, marks_.data(), block_marks_.data(), uneven.data());
+    for (auto j = static_cast<std::size_t>(count); j < block_marks_.size(); ++j)
+      block_marks_[j] = marks_[j * kMarksPerBlock];
+    for (std::int64_t b = 0; b < count; ++b) {
+      if (!uneven[static_cast<std::size_t>(b)]) continue;
+      for (std::int64_t i = std::max<std::int64_t>(b * kBlock, 1); i < std::min((b + 1) * kBlock, n - 1); ++i) {
+        const auto k = static_cast<std::size_t>(i);
+        if (10ull * d_[k] > tenths * d_[k - 1] && 10ull * d_[k] > tenths * d_[k + 1]) {
+          long_.push_back(i);
+          long_ns_ = std::min(long_ns_, d_[k] - 1);
+        }
+      }
+    }
+  }
+  const std::vector<std::int64_t>& long_iterations() const { return long_; }
+  // Takes an interrupted iteration out: it lasts what the one before it did.
+  // The timer kept real time through it, so one side of it moves by the
+  // excess: the later boundaries where the change came before it, the
+  // earlier ones where it came after (`keep_later`), so that the change
+  // keeps its own time. Moving the later ones always dated an SM
+  // interrupted before the request early by the excess (30.7 us for a 40 us
+  // interrupt on an H200 window).
+  void shorten(std::int64_t i, bool keep_later) {
+    const std::uint32_t like = d_[static_cast<std::size_t>(i > 0 ? i - 1 : i + 1)];
+    const Nanos delta = static_cast<Nanos>(d_[static_cast<std::size_t>(i)]) - like;
+    fixed_[i] = like;
+    const auto split = static_cast<std::size_t>(i / kMark) + 1;  // marks_[split] is the first after it
+    const std::size_t block_split = (split + kMarksPerBlock - 1) / kMarksPerBlock;
+    if (keep_later) {
+      for (std::size_t k = 0; k < split; ++k) marks_[k] += delta;
+      for (std::size_t j = 0; j < block_split; ++j) block_marks_[j] += delta;
+    } else {
+      for (std::size_t k = split; k < marks_.size(); ++k) marks_[k] -= delta;
+      for (std::size_t j = block_split; j < block_marks_.size(); ++j) block_marks_[j] -= delta;
+    }
+  }
+  std::int64_t last() const { return limit_; }
+  // Ends the records at boundary n.
+  void end_at(std::int64_t n) { limit_ = std::clamp<std::int64_t>(n, 0, limit_); }
+  Nanos at(std::int64_t i) const {
+    const std::int64_t k = i / kMark;
+    Nanos t = marks_[static_cast<std::size_t>(k)];
+    if (fixed_.empty()) {
+      // Fewer than kMark, each one read in a row: vectors, no branches.
+      for (std::int64_t j = k * kMark; j < i; ++j) t += d_[static_cast<std::size_t>(j)];
+      return t;
+    }
+    for (std::int64_t j = k * kMark; j < i; ++j) t += duration(j);
+    return t;
+  }
+  // Boundary i where it is a multiple of kBlock: its block mark, which
+  // shorten() keeps exact.
+  Nanos at_block(std::int64_t i) const { return block_marks_[static_cast<std::size_t>(i / kBlock)]; }
+  // The first boundary at or after `t` (last() + 1 if none). From the last
+  // mark before `t`, found among the block marks first (a quarter of the
+  // memory to search), then among that block's. Where the caller knows
+  // that every boundary before `not_before` lies before `t` (a later time
+  // than one it searched for), the search gallops on from there: the same
+  // answer, from a few marks near it. `time`, where given: that boundary's
+  // time (at()), where it is not last() + 1.
+  std::int64_t first_at_or_after(Nanos t, std::int64_t not_before = 0, Nanos* time = nullptr) const {
+    auto block = block_marks_.begin() + std::clamp<std::ptrdiff_t>(not_before / kBlock, 0, std::ssize(block_marks_));
+    if (not_before <= 0) {
+      block = std::lower_bound(block_marks_.begin(), block_marks_.end(), t);
+    } else {
+      std::ptrdiff_t reach = 1;
+      while (reach < block_marks_.end() - block && block[reach] < t) reach *= 2;
+      block = std::lower_bound(block + reach / 2, block + std::min(reach + 1, block_marks_.end() - block), t);
+    }
+    const auto before = std::max<std::ptrdiff_t>(0, (block - block_marks_.begin()) - 1);
+    std::size_t k = static_cast<std::size_t>(before) * kMarksPerBlock;
+    for (const std::size_t stop = std::min(k + kMarksPerBlock, marks_.size()); k + 1 < stop && marks_[k + 1] < t;) ++k;
+    std::int64_t i = k * kMark;
+    if (i > last()) return last() + 1;
+    Nanos e = marks_[static_cast<std::size_t>(k)];
+    while (i <= last() && e < t) {
+      if (i == last()) return last() + 1;
+      e += duration(i++);
+    }
+    if (time) *time = e;
+    return i;
+  }
+  std::uint32_t duration(std::int64_t i) const {
+    const std::uint32_t d = d_[static_cast<std::size_t>(i)];
+    if (fixed_.empty() || d <= long_ns_) return d;
+    auto it = fixed_.find(i);
+    return it == fixed_.end() ? d : it->second;
+  }
+  // Over boundaries [from, to], with y_i = t_i − t_from: Σ y_i and
+  // Σ (i − from)·y_i, exact. With d_q the durations from `from` on
+  // (q = 0…m−1, m = to − from) and S_k = k(k+1)/2, they are
+  // m·Σd_q − Σq·d_q and S_m·Σd_q − ΣS_q·d_q: sums of the durations, taken
+  // in chunks of 64 (the fits were a sixth of the detector's host time
+  // when each boundary's time was built up in turn).
+  struct RangeSums {
+    std::int64_t y = 0;
+    Wide xy = 0;
+  };
+  RangeSums range_sums(std::int64_t from, std::int64_t to) const { return range_sums(moments(from, to), to - from); }
+  // Σd_q, Σq·d_q and ΣS_q·d_q over the durations from `from` on (q = 0…m−1).
+  struct Moments {
+    Wide d0 = 0, d1 = 0, d2 = 0;
+    // Those of a stretch followed by `next`, which starts o durations on.
+    Moments then(Wide o, const Moments& next) const {
+      return {d0 + next.d0, d1 + o * next.d0 + next.d1, d2 + o * (o + 1) / 2 * next.d0 + o * next.d1 + next.d2};
+    }
+    // Those of the stretch from o durations on to the end of `longer`,
+    // which starts where this one does and holds it: then(), undone.
+    Moments rest_of(Wide o, const Moments& longer) const {
+      Moments r;
+      r.d0 = longer.d0 - d0;
+      r.d1 = longer.d1 - d1 - o * r.d0;
+      r.d2 = longer.d2 - d2 - o * (o + 1) / 2 * r.d0 - o * r.d1;
+      return r;
+    }
+  };
+  Moments moments(std::int64_t from, std::int64_t to) const {
+    const std::int64_t m = to - from;
+    Moments sum;
+    for (std::int64_t o = 0; o < m; o += kMomentChunk) {
+      const DurationMoments c =
+          chunk_moments(d_.data() + from + o, static_cast<std::uint32_t>(std::min(kMomentChunk, m - o)));
+      sum = sum.then(o, {c.m0, c.m1, c.m2});
+    }
+    // Interrupted iterations taken out (shorten): their fixed length, not the record's.
+    for (auto it = fixed_.lower_bound(from); it != fixed_.end() && it->first < to; ++it) {
+      const Wide delta = static_cast<Wide>(it->second) - d_[static_cast<std::size_t>(it->first)];
+      sum = sum.then(it->first - from, {delta, 0, 0});
+    }
+    return sum;
+  }
+  static RangeSums range_sums(const Moments& sum, std::int64_t m) {
+    const Wide sm = static_cast<Wide>(m) * (m + 1) / 2;
+    return {static_cast<std::int64_t>(m * sum.d0 - sum.d1), sm * sum.d0 - sum.d2};
+  }
+
+ private:
+  const std::vector<std::uint32_t>& d_;
+  std::int64_t limit_ = static_cast<std::int64_t>(d_.size());
+  std::uint32_t long_ns_ = std::numeric_limits<std::uint32_t>::max();  // shorter ones are never fixed
+  static constexpr std::size_t kMarksPerBlock = kBlock / kMark;
+  std::vector<Nanos>& marks_;        // boundary k·kMark, and the last one
+  std::vector<Nanos>& block_marks_;  // marks_[k·kMarksPerBlock]
+  std::vector<std::int64_t> long_;
+  std::map<std::int64_t, std::uint32_t> fixed_;
+};
+
+
+}  // namespace
+}  // namespace latest::pooled
