@@ -16,35 +16,16 @@
 #include <map>
 #include <vector>
 
+#include "core/pooled/numeric.hpp"
 #include "core/types.hpp"
 
 namespace latest::pooled {
 namespace {
 
-__extension__ using Wide = __int128;
-
-// std::llround, inline: the nearest whole number, halves away from zero.
-// A call into libm each time, it was a twentieth of the detector's host
-// time on short windows (times of bins, reaches and hinges, taken in loops).
-// x − trunc(x) is exact for any double; beyond ±2^62, and for NaN, libm's.
-inline std::int64_t nearest(double x) {
-  if (!(std::abs(x) < 0x1p62)) return std::llround(x);
-  const auto t = static_cast<std::int64_t>(x);
-  const double rest = x - static_cast<double>(t);
-  return rest >= 0.5 ? t + 1 : rest <= -0.5 ? t - 1 : t;
-}
-
 // Iterations a block of records holds (Boundaries), and between the
 // boundaries whose times Boundaries keeps (a mark every kMark).
 constexpr std::int64_t kRecordBlock = 64;
 constexpr std::int64_t kMark = 16;
-
-// Compiled for AVX2 too where the CPU has it (below).
-#if defined(__x86_64__) && defined(__GNUC__)
-#define LATEST_AVX2_CLONE __attribute__((target_clones("avx2", "default")))
-#else
-#define LATEST_AVX2_CLONE
-#endif
 
 // A whole block of 64 records, read once in eight vectors: its shortest and
 // longest record, and the four marks after `marks[0]` from its sums of 16,
@@ -102,7 +83,6 @@ static_assert(kRecordBlock == 64 && kMark == 16);
   for (int q = 0; q < 4; ++q) marks[q + 1] = marks[q] + sums[q];
   return static_cast<std::uint64_t>(longest) * kMark < (1ull << 32);
 }
-
 
 
 // The one pass over every record, in blocks: the marks (the boundaries'
@@ -341,7 +321,6 @@ class Boundaries {
   std::vector<std::int64_t> long_;
   std::map<std::int64_t, std::uint32_t> fixed_;
 };
-
 
 }  // namespace
 }  // namespace latest::pooled
