@@ -988,12 +988,21 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
   // lag reached the scan's bar 4.6 iterations after the switch, and the
   // floor dated it 33 us late where the SMs placed it within 0.3 us (round
   // 23 of docs/hardware/h200.md, base-c4096s43/w14).
+  // Where the floor lies within an iteration of the estimate, that stretch
+  // holds no whole iteration: the records from the SMs' estimate to the end
+  // of the scan's late bin are read instead. Left unread, the floor bound:
+  // on one H100 every SM placed its change 0.4-0.6 us before the in-effect
+  // time, the first target iteration after the emulated switch lagged the
+  // final line by a few ns, its bin ended 1.2 iterations on, and the floor
+  // dated the switch 3.6 us late (round 43 of docs/hardware/h200.md,
+  // RealH100WindowWithAFloorWithinAnIteration).
+  const bool floor_near = floor < estimate + slope;
   const auto drift_only = [&] {
     std::vector<double> rates;
     for (const SmState* st : changed) {
-      const std::int64_t from = st->e.first_at_or_after(at(estimate + slope));
-      const std::int64_t to = st->e.first_at_or_after(at(floor));
-      if (to - from < 2 || to > st->e.last()) continue;
+      const std::int64_t from = st->e.first_at_or_after(at(floor_near ? estimate : estimate + slope));
+      const std::int64_t to = st->e.first_at_or_after(at(floor_near ? floor + slope : floor));
+      if (to - from < (floor_near ? 1 : 2) || to > st->e.last()) continue;
       rates.push_back(static_cast<double>(st->e.at(to) - st->e.at(from)) / static_cast<double>(to - from) - st->final.b);
     }
     return !rates.empty() && std::abs(median(rates)) < relevant_level;
