@@ -12,10 +12,10 @@
 #include <random>
 #include <vector>
 
+#include "sm_boundaries.hpp"
+
 namespace latest::pooled {
 namespace {
-
-constexpr double kLongRatio = 1.3;
 
 // Durations near 2.5 us with timer-like noise; now and then an interrupt
 // (2-4 times as long) and, where `huge`, a record beyond 2^28 ns.
@@ -47,18 +47,10 @@ std::int64_t random_count(std::mt19937_64& rng) {
   return pick < std::size(kEdges) ? kEdges[pick] : 130 + static_cast<std::int64_t>(rng() % 4000);
 }
 
-struct Sm {
-  SmRecords records;
-  Boundaries::Marks marks;
-  std::vector<std::uint8_t> uneven;
-  Boundaries e{records, kLongRatio, marks, uneven};
-  explicit Sm(SmRecords r) : records(std::move(r)) {}
-};
-
 TEST(Boundaries, EveryBoundaryIsTheRunningSumOfTheRecordsBeforeIt) {
   for (std::uint64_t seed = 1; seed <= 60; ++seed) {
     std::mt19937_64 rng(seed);
-    const Sm sm(random_sm(rng, random_count(rng), seed % 3 == 0));
+    const SmBoundaries sm(random_sm(rng, random_count(rng), seed % 3 == 0));
     const std::vector<Nanos> truth = running_sums(sm.records);
     ASSERT_EQ(sm.e.last(), static_cast<std::int64_t>(sm.records.duration_ns.size())) << seed;
     for (std::int64_t i = 0; i <= sm.e.last(); ++i) {
@@ -80,7 +72,7 @@ std::int64_t first_by_scan(const std::vector<Nanos>& truth, std::int64_t last, N
 TEST(Boundaries, SearchByTimeFindsWhatAScanFindsFromAnyValidHint) {
   for (std::uint64_t seed = 1; seed <= 60; ++seed) {
     std::mt19937_64 rng(seed);
-    Sm sm(random_sm(rng, random_count(rng), seed % 4 == 0));
+    SmBoundaries sm(random_sm(rng, random_count(rng), seed % 4 == 0));
     const std::vector<Nanos> truth = running_sums(sm.records);
     // Half the SMs end early, as a window's records do after end_at().
     if (seed % 2 == 0) sm.e.end_at(static_cast<std::int64_t>(rng() % (truth.size())));
@@ -106,11 +98,12 @@ TEST(Boundaries, LongIterationsAreThoseLongerThanBothNeighboursByTheRatio) {
   int found = 0;
   for (std::uint64_t seed = 1; seed <= 60; ++seed) {
     std::mt19937_64 rng(seed);
-    const Sm sm(random_sm(rng, random_count(rng), seed % 3 == 0));
+    const SmBoundaries sm(random_sm(rng, random_count(rng), seed % 3 == 0));
     const auto& d = sm.records.duration_ns;
     std::vector<std::int64_t> want;
     for (std::size_t i = 1; i + 1 < d.size(); ++i)
-      if (d[i] > kLongRatio * d[i - 1] && d[i] > kLongRatio * d[i + 1]) want.push_back(static_cast<std::int64_t>(i));
+      // More than 1.3 times (the detector's default), in whole numbers: 10·d > 13·d'.
+      if (10ull * d[i] > 13ull * d[i - 1] && 10ull * d[i] > 13ull * d[i + 1]) want.push_back(static_cast<std::int64_t>(i));
     EXPECT_EQ(sm.e.long_iterations(), want) << seed;
     found += static_cast<int>(want.size());
   }
@@ -121,7 +114,7 @@ TEST(Boundaries, AnInterruptTakenOutMovesOnlyTheSideAskedFor) {
   int shortened = 0;
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
     std::mt19937_64 rng(seed);
-    Sm sm(random_sm(rng, 200 + static_cast<std::int64_t>(rng() % 3000), false));
+    SmBoundaries sm(random_sm(rng, 200 + static_cast<std::int64_t>(rng() % 3000), false));
     const std::vector<std::int64_t> long_ones = sm.e.long_iterations();
     if (long_ones.empty()) continue;
     // The records as they read once those iterations last what the one before each did.
@@ -154,7 +147,7 @@ TEST(Boundaries, AnInterruptTakenOutMovesOnlyTheSideAskedFor) {
 TEST(Boundaries, RangeSumsAreThoseOfEveryBoundary) {
   for (std::uint64_t seed = 1; seed <= 60; ++seed) {
     std::mt19937_64 rng(seed);
-    Sm sm(random_sm(rng, random_count(rng), seed % 3 == 0));
+    SmBoundaries sm(random_sm(rng, random_count(rng), seed % 3 == 0));
     // With interrupts taken out on every other SM: the moments read their fixed lengths.
     if (seed % 2 == 0)
       for (const std::int64_t i : sm.e.long_iterations()) sm.e.shorten(i, seed % 4 == 0);
