@@ -470,14 +470,19 @@ bool place_after_stall(const std::vector<SmState*>& changed, double sigma, Nanos
 // even where a ramp level lasts less than an iteration. From the arrival T on
 // R is 0; just before it R follows s·(T − t), or s·(T − t) + q·(T − t)² where
 // the rate still moves. A hinge is the T with the least squared residual over
-// the points of a stretch; prefix sums of the points' powers make each
-// candidate T cost the same, however many points.
+// the points of a stretch, T on a grid of 1/64 iteration from the origin;
+// the points' powers summed per cell of that grid, then added up cell by
+// cell, make each candidate T cost the same, however many points.
 class PooledHinges {
-  struct Point {
-    double u, r;  // iterations from the origin; residual, ns
-  };
+  // Σu⁰…Σu⁴, Σr, Σu·r, Σu²·r and Σr² of some points (u: iterations from the
+  // origin; r: residual, ns).
   struct Sums {
     double u[5] = {}, ur[3] = {}, rr = 0;
+    void add(double pu, double r) {
+      double p = 1;
+      for (int j = 0; j < 5; ++j, p *= pu) u[j] += p;
+      ur[0] += r, ur[1] += pu * r, ur[2] += pu * pu * r, rr += r * r;
+    }
     Sums operator-(const Sums& o) const {
       Sums d;
       for (int j = 0; j < 5; ++j) d.u[j] = u[j] - o.u[j];
@@ -485,16 +490,21 @@ class PooledHinges {
       d.rr = rr - o.rr;
       return d;
     }
+    Sums& operator+=(const Sums& o) {
+      for (int j = 0; j < 5; ++j) u[j] += o.u[j];
+      for (int j = 0; j < 3; ++j) ur[j] += o.ur[j];
+      rr += o.rr;
+      return *this;
+    }
   };
+  static constexpr double kCellsPerIteration = 64;
 
  public:
-  // The points and their prefix sums, kept by the caller for the next
-  // hinges: a window builds up to 16 of them, and their 100-odd kB, freed
-  // and taken again each time, went back to the kernel in between.
+  // The cells' sums, kept by the caller for the next hinges: a window
+  // builds up to 16 of them, and their tens of kB, freed and taken again
+  // each time, went back to the kernel in between.
   struct Buffers {
-    std::vector<Point> points, sorted;
-    std::vector<Sums> sums;
-    std::vector<std::uint32_t> buckets, point_buckets;
+    std::vector<Sums> cells;
   };
   // Which end of the change a hinge dates. At the arrival the records are
   // on the target's line after T; at the departure, mirrored in time, on
@@ -505,12 +515,11 @@ class PooledHinges {
   // iterations beyond `origin` (a tentative arrival, or departure) on the
   // steady side: near the change, so the boundaries' slow common wander
   // cannot build up, and clear of it, so no level of the ramp tilts the line.
+  // `before` and `after`: whole cells (multiples of 1/64).
   PooledHinges(const std::vector<SmState*>& sms, Nanos request_gpu_ns, double origin, double slope, double before,
                double after, double sigma, std::int64_t line_iterations, Buffers& buffers,
                Side side = Side::arrival)
-      : origin_(origin), slope_(side == Side::arrival ? slope : -slope), noise2_(sigma * sigma),
-        points_(buffers.points), sums_(buffers.sums), buckets_(buffers.buckets), point_buckets_(buffers.point_buckets) {
-    points_.clear();
+      : PooledHinges(origin, side == Side::arrival ? slope : -slope, before, after, sigma, buffers) {
     const auto at = [&](double iterations) { return request_gpu_ns + nearest(origin + iterations * slope_); };
     for (const SmState* st : sms) {
       if (side == Side::arrival) {
@@ -529,7 +538,7 @@ class PooledHinges {
       if (to - from < 4 || to > st->e.last()) continue;
       if (i <= st->e.last()) add_points(st->e, st->fit(from, to), i, i_time, request_gpu_ns, before, after, false);
     }
-    sum_points(buffers.sorted);
+    sum_cells();
   }
   // An SM's line for the arrival's side and the first boundary it reads (at
   // u = −before), as the constructor above finds them; `first` −1 where
@@ -543,13 +552,11 @@ class PooledHinges {
   // given (`lines`, one per SM of `sms`).
   PooledHinges(const std::vector<SmState*>& sms, const std::vector<SmLine>& lines, Nanos request_gpu_ns, double origin,
                double slope, double before, double after, double sigma, Buffers& buffers)
-      : origin_(origin), slope_(slope), noise2_(sigma * sigma), points_(buffers.points), sums_(buffers.sums),
-        buckets_(buffers.buckets), point_buckets_(buffers.point_buckets) {
-    points_.clear();
+      : PooledHinges(origin, slope, before, after, sigma, buffers) {
     for (std::size_t k = 0; k < sms.size(); ++k)
       if (lines[k].first >= 0)
         add_points(sms[k]->e, lines[k].line, lines[k].first, lines[k].first_time, request_gpu_ns, before, after, true);
-    sum_points(buffers.sorted);
+    sum_cells();
   }
   // Where an SM's points and line for a hinge at `origin` on the arrival's
   // side begin: its first boundary from `before` iterations before it, and
@@ -573,35 +580,44 @@ class PooledHinges {
   }
 
  private:
+  // Cell 0 holds the points before u = −before (a boundary's time rounded
+  // to the nanosecond can fall just before it), cell k those within
+  // [−before + (k − 1)/64, −before + k/64), the last one those from u =
+  // after on.
+  PooledHinges(double origin, double slope, double before, double after, double sigma, Buffers& buffers)
+      : origin_(origin), slope_(slope), noise2_(sigma * sigma), first_cell_(std::floor(-before * kCellsPerIteration)),
+        cells_(buffers.cells) {
+    const auto count = static_cast<std::size_t>(std::floor(after * kCellsPerIteration) - first_cell_) + 2;
+    cells_.assign(count + 1, Sums{});  // and one for the sums over every cell (sum_cells)
+  }
   // The boundaries of one SM from boundary i at time e (at u ≥ −before, or ≤ after
-  // mirrored) to u = after (−before), in time order; the sort below orders
-  // them by u.
+  // mirrored) to u = after (−before), in time order.
   void add_points(const Boundaries& b, const Line& line, std::int64_t i, Nanos e, Nanos request_gpu_ns, double before,
                   double after, bool forward) {
+    const auto last_cell = static_cast<double>(cells_.size() - 2);
     for (; i <= b.last(); e += b.duration(i), ++i) {
       const double u = (static_cast<double>(e - request_gpu_ns) - origin_) / slope_;
       if (forward ? u > after : u < -before) break;
-      points_.push_back({u, line.residual(i, e)});
+      // u·64 is exact: the cell is where u lies against the grid's times.
+      const double cell = std::clamp(std::floor(u * kCellsPerIteration) - first_cell_ + 1, 0.0, last_cell);
+      cells_[static_cast<std::size_t>(cell)].add(u, line.residual(i, e));
+      ++points_;
       if (i == b.last()) break;
     }
   }
-  void sum_points(std::vector<Point>& sorted) {
-    sort_points(sorted);
-    // Each written below: not cleared first (100-odd kB a hinge, a few a window).
-    sums_.resize(points_.size() + 1);
-    sums_[0] = {};
-    for (std::size_t k = 0; k < points_.size(); ++k) {
-      const auto [u, r] = points_[k];
-      Sums next = sums_[k];
-      double p = 1;
-      for (int j = 0; j < 5; ++j, p *= u) next.u[j] += p;
-      next.ur[0] += r, next.ur[1] += u * r, next.ur[2] += u * u * r, next.rr += r * r;
-      sums_[k + 1] = next;
+  // From each cell's sums to those over every cell before it: cells_[k],
+  // the points before cell k.
+  void sum_cells() {
+    Sums below;
+    for (Sums& cell : cells_) {
+      const Sums own = cell;
+      cell = below;
+      below += own;
     }
   }
 
  public:
-  std::size_t points() const { return points_.size(); }
+  std::size_t points() const { return points_; }
   struct Fit {
     double arrival = 0;  // ns after the request (mirrored: the departure)
     double gain = 0;     // squared residual saved against T = origin, in boundary noises²
@@ -609,7 +625,8 @@ class PooledHinges {
     double rate = 0;        // straight fits: |s|, the lag the records gained an iteration before T, ns
   };
   // The best T within (origin − before + earliest, origin + after − 1)
-  // iterations, over the points of (origin − before, origin + after).
+  // iterations, over the points of (origin − before, origin + after); each
+  // of them whole cells.
   Fit hinge(double before, double after, bool quadratic, double earliest = 0.25) const {
     const std::size_t lo = index(-before), hi = index(after);
     // The points before T, with x = T − u: their sums, Σx² and Σx·r.
@@ -617,14 +634,14 @@ class PooledHinges {
       Sums s;
       double x2, xr;
     };
-    // `at`: index(T), the first point at or after T.
+    // `at`: index(T), the first cell at or after T.
     const auto before_T = [&](double T, std::size_t at) {
-      const Sums s = sums_[std::max(lo, at)] - sums_[lo];
+      const Sums s = cells_[std::max(lo, at)] - cells_[lo];
       return BeforeT{s, T * T * s.u[0] - 2 * T * s.u[1] + s.u[2], T * s.ur[0] - s.ur[1]};
     };
     const auto rss = [&](double T, std::size_t at) {
       const auto [s, x2, xr] = before_T(T, at);
-      const double total = (sums_[hi] - sums_[lo]).rr;
+      const double total = (cells_[hi] - cells_[lo]).rr;
       // And Σx³, Σx⁴, Σx²·r.
       const double T2 = T * T;
       if (!quadratic) return x2 > 0 ? total - xr * xr / x2 : total;
@@ -637,11 +654,10 @@ class PooledHinges {
     };
     Fit best{origin_, 0};
     double best_rss = std::numeric_limits<double>::infinity(), best_T = 0;
-    constexpr double kStep = 1.0 / 64;
-    // T only grows, so its first point at or after it is walked to, not searched for.
+    constexpr double kStep = 1 / kCellsPerIteration;
+    // T moves a cell a step.
     std::size_t at = index(-before + earliest);
-    for (double T = -before + earliest; T <= after - 1; T += kStep) {
-      while (at < points_.size() && points_[at].u < T) ++at;
+    for (double T = -before + earliest; T <= after - 1; T += kStep, ++at) {
       const double r = rss(T, at);
       if (r < best_rss) best_rss = r, best_T = T;
     }
@@ -656,55 +672,16 @@ class PooledHinges {
   }
 
  private:
-  // By u, then r, so that the prefix sums do not depend on how a sort
-  // orders ties (SMs' boundaries can fall on the same nanosecond). The SMs'
-  // points interleave evenly over the stretch, so a counting sort into as
-  // many buckets as points leaves a point or two a bucket, each bucket then
-  // sorted alone (however many points share one, as where SMs run in step):
-  // std::sort of them all was a seventh of the detector's host time on the
-  // side by side benchmark's windows, where a window builds up to nine hinges.
-  void sort_points(std::vector<Point>& sorted) {
-    const auto before = [](const Point& x, const Point& y) { return x.u < y.u || (x.u == y.u && x.r < y.r); };
-    const std::size_t n = points_.size();
-    if (n < 2) return;
-    double lo = points_.front().u, hi = lo;
-    for (const Point& p : points_) lo = std::min(lo, p.u), hi = std::max(hi, p.u);
-    std::vector<std::uint32_t>& end = buckets_;  // bucket b is [end[b - 1], end[b]) once filled
-    end.assign(n + 1, 0);
-    const double per = hi > lo ? static_cast<double>(n) / (hi - lo) : 0;
-    const auto bucket = [&](double u) { return std::min(n - 1, static_cast<std::size_t>((u - lo) * per)); };
-    std::vector<std::uint32_t>& of = point_buckets_;  // each point's bucket, taken once
-    of.resize(n);
-    for (std::size_t k = 0; k < n; ++k) ++end[(of[k] = static_cast<std::uint32_t>(bucket(points_[k].u))) + 1];
-    for (std::size_t b = 1; b <= n; ++b) end[b] += end[b - 1];
-    sorted.resize(n);
-    for (std::size_t k = 0; k < n; ++k) sorted[end[of[k]]++] = points_[k];
-    // A quarter of the buckets hold two points or more, most of them two or
-    // three: sorted in place by insertion, std::sort only for long ones (a
-    // call for each was a tenth of the hinges' host time). Points that
-    // compare equal are equal, so either gives the same order.
-    constexpr std::uint32_t kShortBucket = 16;
-    for (std::size_t b = 0, from = 0; b < n; from = end[b++]) {
-      if (end[b] - from <= 1) continue;
-      if (end[b] - from > kShortBucket) {
-        std::sort(sorted.begin() + from, sorted.begin() + end[b], before);
-        continue;
-      }
-      for (std::size_t k = from + 1; k < end[b]; ++k)
-        for (std::size_t j = k; j > from && before(sorted[j], sorted[j - 1]); --j) std::swap(sorted[j], sorted[j - 1]);
-    }
-    points_.swap(sorted);
-  }
+  // The first cell at or after u, a whole cell from the origin: cells_[it]
+  // sums the points before u.
   std::size_t index(double u) const {
-    return static_cast<std::size_t>(
-        std::lower_bound(points_.begin(), points_.end(), u, [](const Point& p, double v) { return p.u < v; }) -
-        points_.begin());
+    const double cell = std::floor(u * kCellsPerIteration) - first_cell_ + 1;
+    return static_cast<std::size_t>(std::clamp(cell, 0.0, static_cast<double>(cells_.size() - 1)));
   }
   double origin_, slope_, noise2_;
-  std::vector<Point>& points_;
-  std::vector<Sums>& sums_;  // sums_[k]: over the first k points
-  std::vector<std::uint32_t>& buckets_;
-  std::vector<std::uint32_t>& point_buckets_;
+  double first_cell_;  // −before in cells
+  std::vector<Sums>& cells_;
+  std::size_t points_ = 0;
 };
 
 struct Scratch {
@@ -1100,7 +1077,7 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
       std::size_t count = 0;
       for (int j = 0; j < kWanderPlaces; ++j) {
         const PooledHinges::ArrivalStart a = PooledHinges::arrival_start(
-            *changed[k], request_gpu_ns, first_arrival + (16 + 48 * j) * slope, slope, kLong, hinge_line, not_before);
+            *changed[k], request_gpu_ns, first_arrival + (16 + 48 * j) * slope, slope, kShort, hinge_line, not_before);
         wander_lines[j][k].first = a.first;
         wander_lines[j][k].first_time = a.first_time;
         if (a.first >= 0) from[count] = a.line_from, place[count++] = j;
@@ -1110,7 +1087,7 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
     }
     for (int j = 0; j < kWanderPlaces; ++j) {
       const PooledHinges quiet(changed, wander_lines[j], request_gpu_ns, first_arrival + (16 + 48 * j) * slope, slope,
-                               kLong, kAhead, hinge_sigma, wander_buffers);
+                               kShort, kAhead, hinge_sigma, wander_buffers);
       if (quiet.points() < 3 * changed.size()) continue;  // the records end before it
       wander->curved = std::max(wander->curved, quiet.hinge(kShort, kAhead - 1, true).gain);
       wander->tail = std::max(wander->tail, quiet.hinge(0, kAhead, false, kTailEarliest).gain);
@@ -1132,9 +1109,13 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
   // 3.5 iterations early with a tenth of that as their uncertainty
   // (EveryRampShape: 44 of 276 beyond three times it; with this term none).
   double proposed = 0;
+  // Whether the straight hinge over a long stretch runs (below): the
+  // others read from kShort iterations before the arrival on, and the
+  // hinges collect only the points they read.
+  const bool long_hinge = imprecise && (!stalled || unplaced);
   for (int round = 0; round < kRounds; ++round) {
-    const PooledHinges hinges(changed, request_gpu_ns, arrival, slope, kLong, kAhead, hinge_sigma,
-                              hinge_line, hinge_buffers);
+    const PooledHinges hinges(changed, request_gpu_ns, arrival, slope, long_hinge ? kLong : kShort, kAhead,
+                              hinge_sigma, hinge_line, hinge_buffers);
     double next = arrival;
     const PooledHinges::Fit curved = hinges.hinge(kShort, kAhead - 1, true);
     // Where its best time is the last it can reach (two iterations on), the
@@ -1201,7 +1182,7 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
       const PooledHinges::Fit near = hinges.hinge(0, kAhead, false, kTailEarliest);
       if (clear_tail(near)) proposed = std::max(proposed, near.arrival);
     }
-    if (imprecise && (!stalled || unplaced)) next = std::max(next, hinges.hinge(kLong, kAhead, false).arrival);
+    if (long_hinge) next = std::max(next, hinges.hinge(kLong, kAhead, false).arrival);
     const bool moved = next > arrival + slope / 8;
     arrival = next;
     if (!moved) break;
