@@ -281,17 +281,6 @@ class Boundaries {
     Moments then(Wide o, const Moments& next) const {
       return {d0 + next.d0, d1 + o * next.d0 + next.d1, d2 + o * (o + 1) / 2 * next.d0 + o * next.d1 + next.d2};
     }
-    // The same with a chunk's own moments: each product one of two 64-bit
-    // numbers (o < 2^31), not of two 128-bit ones, which a fit of 200
-    // boundaries took four times and was a tenth of the detector's host time.
-    void add(std::uint64_t o, const DurationMoments& c) {
-      const auto product = [](std::uint64_t a, std::uint64_t b) {
-        return static_cast<Wide>(static_cast<UnsignedWide>(a) * b);
-      };
-      d0 += c.m0;
-      d1 += product(o, c.m0) + c.m1;
-      d2 += product(o * (o + 1) / 2, c.m0) + product(o, c.m1) + c.m2;
-    }
     // Those of the stretch from o durations on to the end of `longer`,
     // which starts where this one does and holds it: then(), undone.
     Moments rest_of(Wide o, const Moments& longer) const {
@@ -308,7 +297,7 @@ class Boundaries {
     for (std::int64_t o = 0; o < m; o += kMomentChunk) {
       const DurationMoments c =
           chunk_moments(d_.data() + from + o, static_cast<std::uint32_t>(std::min(kMomentChunk, m - o)));
-      sum.add(static_cast<std::uint64_t>(o), c);
+      sum = sum.then(o, {c.m0, c.m1, c.m2});
     }
     // Interrupted iterations taken out (shorten): their fixed length, not the record's.
     for (auto it = fixed_.lower_bound(from); it != fixed_.end() && it->first < to; ++it) {

@@ -17,7 +17,6 @@ namespace latest::pooled {
 namespace {
 
 __extension__ using Wide = __int128;
-__extension__ using UnsignedWide = unsigned __int128;
 
 // std::llround, inline: the nearest whole number, halves away from zero.
 // A call into libm each time, it was a twentieth of the detector's host
