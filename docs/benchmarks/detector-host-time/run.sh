@@ -3,12 +3,13 @@
 # in one process (detector_host_time.cpp). Run from the repository root:
 #   bash docs/benchmarks/detector-host-time/run.sh [BASE]
 # BASE (default HEAD~): the commit whose pooled detector is timed beside the
-# tree's, built as it was (with -fno-math-errno only where that commit's
-# build had it). BUILD (default build): a build tree of the product; made
+# tree's, built as it was: against its own headers (until 089dcaf the
+# tree's, so that a change to src/core/pooled/ was timed on both sides),
+# with -fno-math-errno only where that commit's build had it. BUILD (default build): a build tree of the product; made
 # here (Release, no tests) when it does not exist. SOURCES (optional): a
 # folder holding base.cpp (BASE's src/core/pooled_detection.cpp) and then/
 # (9088a1a^'s src), for a checkout without that history (the lent machine's
-# copy of the tree). WINDOWS (optional): folders of windows recorded on real
+# copy of the tree; base.cpp then built against the tree's headers). WINDOWS (optional): folders of windows recorded on real
 # H200s (tests/core/data/README.md; the tar files of
 # docs/hardware/data/h200-2026-12-01-round12 and -round13 and of
 # tests/core/data, unpacked): then recorded_windows.cpp also times the same
@@ -36,8 +37,12 @@ else
   git show "$base:src/core/sources.cmake" | grep -q fno-math-errno && base_flags=(-fno-math-errno)
   git show "$base:src/core/pooled_detection.cpp" |
     sed 's/^Measurement detect_switch_pooled(/Measurement detect_switch_pooled_base(/' >"$tmp/base.cpp"
+  # With BASE's own headers: the detector's parts in src/core/pooled/ are
+  # compiled into it (internal linkage), and the tree's would time them twice.
+  mkdir "$tmp/base-src" && git archive "$base" src | tar -x -C "$tmp/base-src"
+  base_include=$tmp/base-src/src
 fi
-g++ "${flags[@]}" "${base_flags[@]}" -Isrc -c "$tmp/base.cpp" -o "$tmp/base.o"
+g++ "${flags[@]}" "${base_flags[@]}" -I"${base_include:-src}" -c "$tmp/base.cpp" -o "$tmp/base.o"
 # The paper's detector of the issue's day, in its own namespace.
 if [[ -n "${SOURCES:-}" ]]; then
   cp -r "$SOURCES/then" "$tmp/then"
