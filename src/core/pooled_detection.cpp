@@ -10,6 +10,7 @@
 
 #include "core/pooled/boundaries.hpp"
 #include "core/pooled/change_point.hpp"
+#include "core/pooled/hinge_fit.hpp"
 #include "core/pooled/line_fit.hpp"
 #include "core/pooled/pooled_scan.hpp"
 #include "core/statistics.hpp"
@@ -470,41 +471,15 @@ bool place_after_stall(const std::vector<SmState*>& changed, double sigma, Nanos
 // even where a ramp level lasts less than an iteration. From the arrival T on
 // R is 0; just before it R follows s·(T − t), or s·(T − t) + q·(T − t)² where
 // the rate still moves. A hinge is the T with the least squared residual over
-// the points of a stretch, T on a grid of 1/64 iteration from the origin;
-// the points' powers summed per cell of that grid, then added up cell by
-// cell, make each candidate T cost the same, however many points.
+// the points of a stretch (HingeFit, pooled/hinge_fit.hpp).
 class PooledHinges {
-  // Σu⁰…Σu⁴, Σr, Σu·r, Σu²·r and Σr² of some points (u: iterations from the
-  // origin; r: residual, ns).
-  struct Sums {
-    double u[5] = {}, ur[3] = {}, rr = 0;
-    void add(double pu, double r) {
-      double p = 1;
-      for (int j = 0; j < 5; ++j, p *= pu) u[j] += p;
-      ur[0] += r, ur[1] += pu * r, ur[2] += pu * pu * r, rr += r * r;
-    }
-    Sums operator-(const Sums& o) const {
-      Sums d;
-      for (int j = 0; j < 5; ++j) d.u[j] = u[j] - o.u[j];
-      for (int j = 0; j < 3; ++j) d.ur[j] = ur[j] - o.ur[j];
-      d.rr = rr - o.rr;
-      return d;
-    }
-    Sums& operator+=(const Sums& o) {
-      for (int j = 0; j < 5; ++j) u[j] += o.u[j];
-      for (int j = 0; j < 3; ++j) ur[j] += o.ur[j];
-      rr += o.rr;
-      return *this;
-    }
-  };
-  static constexpr double kCellsPerIteration = 64;
 
  public:
   // The cells' sums, kept by the caller for the next hinges: a window
   // builds up to 16 of them, and their tens of kB, freed and taken again
   // each time, went back to the kernel in between.
   struct Buffers {
-    std::vector<Sums> cells;
+    std::vector<HingeFit::Sums> cells;
   };
   // Which end of the change a hinge dates. At the arrival the records are
   // on the target's line after T; at the departure, mirrored in time, on
@@ -538,7 +513,7 @@ class PooledHinges {
       if (to - from < 4 || to > st->e.last()) continue;
       if (i <= st->e.last()) add_points(st->e, st->fit(from, to), i, i_time, request_gpu_ns, before, after, false);
     }
-    sum_cells();
+    fit_.close();
   }
   // An SM's line for the arrival's side and the first boundary it reads (at
   // u = −before), as the constructor above finds them; `first` −1 where
@@ -556,7 +531,7 @@ class PooledHinges {
     for (std::size_t k = 0; k < sms.size(); ++k)
       if (lines[k].first >= 0)
         add_points(sms[k]->e, lines[k].line, lines[k].first, lines[k].first_time, request_gpu_ns, before, after, true);
-    sum_cells();
+    fit_.close();
   }
   // Where an SM's points and line for a hinge at `origin` on the arrival's
   // side begin: its first boundary from `before` iterations before it, and
@@ -580,44 +555,22 @@ class PooledHinges {
   }
 
  private:
-  // Cell 0 holds the points before u = −before (a boundary's time rounded
-  // to the nanosecond can fall just before it), cell k those within
-  // [−before + (k − 1)/64, −before + k/64), the last one those from u =
-  // after on.
   PooledHinges(double origin, double slope, double before, double after, double sigma, Buffers& buffers)
-      : origin_(origin), slope_(slope), noise2_(sigma * sigma), first_cell_(std::floor(-before * kCellsPerIteration)),
-        cells_(buffers.cells) {
-    const auto count = static_cast<std::size_t>(std::floor(after * kCellsPerIteration) - first_cell_) + 2;
-    cells_.assign(count + 1, Sums{});  // and one for the sums over every cell (sum_cells)
-  }
+      : origin_(origin), slope_(slope), noise2_(sigma * sigma), fit_(before, after, buffers.cells) {}
   // The boundaries of one SM from boundary i at time e (at u ≥ −before, or ≤ after
   // mirrored) to u = after (−before), in time order.
   void add_points(const Boundaries& b, const Line& line, std::int64_t i, Nanos e, Nanos request_gpu_ns, double before,
                   double after, bool forward) {
-    const auto last_cell = static_cast<double>(cells_.size() - 2);
     for (; i <= b.last(); e += b.duration(i), ++i) {
       const double u = (static_cast<double>(e - request_gpu_ns) - origin_) / slope_;
       if (forward ? u > after : u < -before) break;
-      // u·64 is exact: the cell is where u lies against the grid's times.
-      const double cell = std::clamp(std::floor(u * kCellsPerIteration) - first_cell_ + 1, 0.0, last_cell);
-      cells_[static_cast<std::size_t>(cell)].add(u, line.residual(i, e));
-      ++points_;
+      fit_.add(u, line.residual(i, e));
       if (i == b.last()) break;
-    }
-  }
-  // From each cell's sums to those over every cell before it: cells_[k],
-  // the points before cell k.
-  void sum_cells() {
-    Sums below;
-    for (Sums& cell : cells_) {
-      const Sums own = cell;
-      cell = below;
-      below += own;
     }
   }
 
  public:
-  std::size_t points() const { return points_; }
+  std::size_t points() const { return fit_.points(); }
   struct Fit {
     double arrival = 0;  // ns after the request (mirrored: the departure)
     double gain = 0;     // squared residual saved against T = origin, in boundary noises²
@@ -628,60 +581,13 @@ class PooledHinges {
   // iterations, over the points of (origin − before, origin + after); each
   // of them whole cells.
   Fit hinge(double before, double after, bool quadratic, double earliest = 0.25) const {
-    const std::size_t lo = index(-before), hi = index(after);
-    // The points before T, with x = T − u: their sums, Σx² and Σx·r.
-    struct BeforeT {
-      Sums s;
-      double x2, xr;
-    };
-    // `at`: index(T), the first cell at or after T.
-    const auto before_T = [&](double T, std::size_t at) {
-      const Sums s = cells_[std::max(lo, at)] - cells_[lo];
-      return BeforeT{s, T * T * s.u[0] - 2 * T * s.u[1] + s.u[2], T * s.ur[0] - s.ur[1]};
-    };
-    const auto rss = [&](double T, std::size_t at) {
-      const auto [s, x2, xr] = before_T(T, at);
-      const double total = (cells_[hi] - cells_[lo]).rr;
-      // And Σx³, Σx⁴, Σx²·r.
-      const double T2 = T * T;
-      if (!quadratic) return x2 > 0 ? total - xr * xr / x2 : total;
-      const double x3 = T2 * T * s.u[0] - 3 * T2 * s.u[1] + 3 * T * s.u[2] - s.u[3];
-      const double x4 = T2 * T2 * s.u[0] - 4 * T2 * T * s.u[1] + 6 * T2 * s.u[2] - 4 * T * s.u[3] + s.u[4];
-      const double x2r = T2 * s.ur[0] - 2 * T * s.ur[1] + s.ur[2];
-      const double det = x2 * x4 - x3 * x3;
-      if (det <= 1e-9 * x2 * x4) return x2 > 0 ? total - xr * xr / x2 : total;
-      return total - (xr * (xr * x4 - x2r * x3) + x2r * (x2 * x2r - x3 * xr)) / det;
-    };
-    Fit best{origin_, 0};
-    double best_rss = std::numeric_limits<double>::infinity(), best_T = 0;
-    constexpr double kStep = 1 / kCellsPerIteration;
-    // T moves a cell a step.
-    std::size_t at = index(-before + earliest);
-    for (double T = -before + earliest; T <= after - 1; T += kStep, ++at) {
-      const double r = rss(T, at);
-      if (r < best_rss) best_rss = r, best_T = T;
-    }
-    best.arrival = origin_ + best_T * slope_;
-    best.at_reach = best_T > after - 1 - kStep;
-    best.gain = (rss(0, index(0)) - best_rss) / noise2_;
-    if (!quadratic) {
-      const BeforeT b = before_T(best_T, index(best_T));
-      best.rate = b.x2 > 0 ? std::abs(b.xr) / b.x2 : 0;
-    }
-    return best;
+    const HingeFit::Best b = fit_.best(before, after, quadratic, earliest);
+    return {origin_ + b.T * slope_, b.saved / noise2_, b.at_reach, b.rate};
   }
 
  private:
-  // The first cell at or after u, a whole cell from the origin: cells_[it]
-  // sums the points before u.
-  std::size_t index(double u) const {
-    const double cell = std::floor(u * kCellsPerIteration) - first_cell_ + 1;
-    return static_cast<std::size_t>(std::clamp(cell, 0.0, static_cast<double>(cells_.size() - 1)));
-  }
   double origin_, slope_, noise2_;
-  double first_cell_;  // −before in cells
-  std::vector<Sums>& cells_;
-  std::size_t points_ = 0;
+  HingeFit fit_;
 };
 
 struct Scratch {
