@@ -1,6 +1,7 @@
 // Speed, volume and accuracy of the methodology on the simulated H200.
 // Results go to docs/benchmarks.md; nothing here is a pass/fail test.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <optional>
 
@@ -35,6 +36,33 @@ BENCHMARK(BM_SimulatorWindow)->Arg(8192)->Arg(32768)->Unit(benchmark::kMilliseco
 struct Quiet : RunObserver {
   std::vector<PairResult> results;
   void pair_finished(const PairResult& r, const RunState&) override { results.push_back(r); }
+  // Where asked for, both detectors timed on every window the engine reads
+  // (the pilots' and the plan's sample's too), one after the other, the
+  // order turned each round, the least of three rounds each: ms in all.
+  bool time_detectors = false;
+  double pooled_ms = 0, paper_ms = 0;
+  int windows = 0;
+  void window_read(const WindowRead& w) override {
+    if (!time_detectors) return;
+    DetectionSettings paper;
+    paper.initial_tol_ns = w.initial_tol_ns;
+    paper.target_tol_ns = w.target_tol_ns;
+    double least[2] = {1e30, 1e30};
+    for (int round = 0; round < 3; ++round)
+      for (int turn = 0; turn < 2; ++turn) {
+        const int which = (turn + round) % 2;
+        const auto t0 = std::chrono::steady_clock::now();
+        benchmark::DoNotOptimize(
+            which == 0 ? detect_switch_pooled(w.records, w.request_gpu_ns, w.initial, w.target, w.initial_tol_ns,
+                                              w.target_tol_ns, PooledSettings{})
+                       : detect_switch(w.records, w.request_gpu_ns, w.initial, w.target, paper));
+        least[which] = std::min(least[which],
+                                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      }
+    pooled_ms += least[0];
+    paper_ms += least[1];
+    ++windows;
+  }
 };
 
 // The engine on the simulated h200 over every ordered pair of `clocks`.
@@ -43,7 +71,7 @@ struct SimRun {
   Quiet quiet;
 };
 SimRun run_engine(std::uint64_t seed, std::vector<Mhz> clocks, std::optional<int> measurements = std::nullopt,
-                  sim::Injection injection = {}) {
+                  sim::Injection injection = {}, bool time_detectors = false) {
   auto gpu = std::make_shared<sim::SimGpu>(sim::profile_named("h200"), seed, std::move(injection));
   sim::SimWorkload workload(gpu);
   sim::SimClockControl control(gpu, 0);
@@ -52,6 +80,7 @@ SimRun run_engine(std::uint64_t seed, std::vector<Mhz> clocks, std::optional<int
   s.pairs = ordered_pairs(s.clocks);
   if (measurements) s.min_measurements = s.max_measurements = *measurements;
   SimRun run;
+  run.quiet.time_detectors = time_detectors;
   Engine engine(workload, control, s, run.quiet);
   run.state = engine.run();
   return run;
@@ -97,14 +126,16 @@ BENCHMARK(BM_EngineAccuracyAndCost)->Iterations(1)->Unit(benchmark::kSecond)->Us
 // Both detectors on the same windows (the engine accepts by the pooled one,
 // the paper's runs on every accepted window too): h200, seed 7, clocks 1980,
 // 1890 (a close pair, 6 steps), 1500 and 990 MHz, all 12 pairs, 40
-// measurements each. Errors in target iterations against the truth. The
-// argument: the RMS (ns) of a common wander of the SMs' boundaries (some
-// H200s, docs/hardware/h200.md round 12), 0 for none.
+// measurements each. Errors in target iterations against the truth, and
+// each detector's host time per window (docs/benchmarks/detector-host-time
+// puts it beside the issue day's paper detector). The argument: the RMS
+// (ns) of a common wander of the SMs' boundaries (some H200s,
+// docs/hardware/h200.md round 12), 0 for none.
 void BM_DetectorsOnTheSameRecords(benchmark::State& state) {
   sim::Injection injection;
   injection.boundary_wander_ns = static_cast<double>(state.range(0));
   for (auto _ : state) {
-    const SimRun run = run_engine(7, {1980, 1890, 1500, 990}, 40, injection);
+    const SimRun run = run_engine(7, {1980, 1890, 1500, 990}, 40, injection, true);
     const RunState& st = run.state;
     const Quiet& quiet = run.quiet;
     std::vector<double> pooled, paper, pooled_abs, paper_abs, pooled_us;
@@ -136,6 +167,10 @@ void BM_DetectorsOnTheSameRecords(benchmark::State& state) {
     put("pooled", pooled, pooled_abs);
     put("paper", paper, paper_abs);
     state.counters["pooled_abs_us_p50"] = quantile(pooled_us, 0.5);
+    // Host time per window: the mean over every window read.
+    state.counters["pooled_host_ms"] = quiet.pooled_ms / std::max(1, quiet.windows);
+    state.counters["paper_host_ms"] = quiet.paper_ms / std::max(1, quiet.windows);
+    state.counters["windows"] = quiet.windows;
   }
 }
 BENCHMARK(BM_DetectorsOnTheSameRecords)->Arg(0)->Arg(12)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
