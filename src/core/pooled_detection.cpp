@@ -473,7 +473,6 @@ bool place_after_stall(const std::vector<SmState*>& changed, double sigma, Nanos
 // the rate still moves. A hinge is the T with the least squared residual over
 // the points of a stretch (HingeFit, pooled/hinge_fit.hpp).
 class PooledHinges {
-
  public:
   // The cells' sums, kept by the caller for the next hinges: a window
   // builds up to 16 of them, and their tens of kB, freed and taken again
