@@ -1,5 +1,6 @@
 #include "cli/progress.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -33,7 +34,7 @@ void ProgressPrinter::line(const std::string& text) {
 }
 
 void ProgressPrinter::started(ClockPair pair, std::size_t number, std::size_t count) {
-  number_ = number;
+  running_.emplace_back(pair, number);
   count_ = count;
   if (mode_ == ProgressMode::lines) line(fmt::format("pair {}/{} {} -> {} MHz started", number, count, pair.init, pair.target));
 }
@@ -52,7 +53,12 @@ void ProgressPrinter::update(const Progress& p) {
 
 void ProgressPrinter::finished(const PairResult& r, const std::string& why_skipped) {
   if (mode_ != ProgressMode::lines) return;
-  const std::string where = number_ ? fmt::format("pair {}/{} ", number_, count_) : std::string("pair ");
+  std::string where = "pair ";
+  const auto own = std::find_if(running_.begin(), running_.end(), [&](const auto& p) { return p.first == r.pair; });
+  if (own != running_.end()) {
+    where = fmt::format("pair {}/{} ", own->second, count_);
+    running_.erase(own);
+  }
   if (r.status == "measured")
     line(fmt::format("{}{} -> {} MHz measured: n={} RSE {:.1f}%", where, r.pair.init, r.pair.target, r.rows.size(),
                      std::isfinite(r.rse) ? r.rse * 100 : 0.0));

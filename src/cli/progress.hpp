@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/engine.hpp"
 
@@ -34,7 +36,11 @@ class ProgressPrinter {
   Clock clock_;
   std::string label_;
   double last_line_s_ = 0;
-  std::size_t number_ = 0, count_ = 0;
+  // Each running pair's number: the chained schedule starts both directions
+  // of a pair of clocks together, so the last one started is not always
+  // the one that ends.
+  std::vector<std::pair<ClockPair, std::size_t>> running_;
+  std::size_t count_ = 0;
 };
 
 }  // namespace latest::cli

@@ -50,6 +50,34 @@ TEST(Progress, LinesModeHasStartsEndsAndAHeartbeatEveryThirtySeconds) {
   EXPECT_EQ(count(text, "\r"), 0) << "no terminal controls off a terminal";
 }
 
+// The chained schedule starts both directions of a pair of clocks before
+// either ends: each end names its own pair's number, not the last started.
+TEST(Progress, EachEndNamesItsOwnPair) {
+  std::FILE* out = std::tmpfile();
+  ProgressPrinter p(ProgressMode::lines, out, 30, [] { return 0.0; });
+  p.started({1980, 1500}, 1, 4);
+  p.started({1500, 1980}, 2, 4);
+  PairResult done;
+  done.status = "measured";
+  done.rows.resize(25);
+  done.rse = 0.02;
+  done.pair = {1980, 1500};
+  p.finished(done, "");
+  done.pair = {1500, 1980};
+  p.finished(done, "");
+  p.started({1980, 990}, 3, 4);
+  done.pair = {1980, 990};
+  done.status = "skipped";
+  p.finished(done, "throttled");
+  done.pair = {990, 1980};  // never started here (a resumed run): no number
+  p.finished(done, "throttled");
+  const std::string text = printed(out);
+  EXPECT_EQ(count(text, "pair 1/4 1980 -> 1500 MHz measured"), 1) << text;
+  EXPECT_EQ(count(text, "pair 2/4 1500 -> 1980 MHz measured"), 1) << text;
+  EXPECT_EQ(count(text, "pair 3/4 1980 -> 990 MHz skipped: throttled"), 1) << text;
+  EXPECT_EQ(count(text, "latest: pair 990 -> 1980 MHz skipped: throttled"), 1) << text;
+}
+
 TEST(Progress, NoneIsSilentAndTtyRewritesOneLine) {
   std::FILE* none = std::tmpfile();
   ProgressPrinter quiet(ProgressMode::none, none, 30, [] { return 1e9; });
