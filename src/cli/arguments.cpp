@@ -129,7 +129,9 @@ void check_supported(const std::vector<Mhz>& clocks, const std::vector<Mhz>& sup
     if (above != supported.begin()) nearest.push_back(*(above - 1));
     if (above != supported.end()) nearest.push_back(*above);
     throw Error(ErrorKind::bad_argument,
-                fmt::format("the device does not support {} MHz; the nearest supported clocks are {} MHz", f,
+                fmt::format("the device does not support {} MHz; the nearest supported {} {} MHz", f,
+                            nearest.size() == 1 ? (f > nearest[0] ? "clock is the highest," : "clock is the lowest,")
+                                                : "clocks are",
                             fmt::join(nearest, " and ")),
                 fmt::format("supported: {}–{} MHz ({} clocks); `latest info --clocks` lists them all",
                             supported.empty() ? 0 : supported.front(), supported.empty() ? 0 : supported.back(),

@@ -67,6 +67,8 @@ TEST(Cli, RefusalsHaveDistinctCodesClearMessagesAndLeaveNoFiles) {
       {{"--backend", "sim", "--freq", "600,900", "--min-measurements", "50", "--max-measurements", "10"}, 2,
        "more than"},
       {{"--backend", "sim", "--freq", "1000,1980"}, 2, "nearest supported clocks are 990 and 1005 MHz"},
+      {{"--backend", "sim", "--freq", "1980,2500"}, 2, "nearest supported clock is the highest, 1980 MHz"},
+      {{"--backend", "sim", "--freq", "100,1980"}, 2, "nearest supported clock is the lowest, 345 MHz"},
       {{"--backend", "sim", "--freq", "990,1980", "--sim-profile", "h100"}, 2, "unknown simulator profile"},
       {{"--backend", "warp", "--freq", "990,1980"}, 2, "unknown backend"},
       {{"--backend", "sim", "--freq", "990,1980", "--pairs", "990:1500"}, 2, "not in --freq"},
