@@ -133,7 +133,9 @@ std::vector<GpuResults> read_results(const std::vector<fs::path>& dirs) {
       std::ifstream in(path);
       manifest = json::parse(in);
     } catch (const json::exception& e) {
-      throw Error(ErrorKind::bad_argument, fmt::format("{}: not valid JSON ({})", path.string(), e.what()));
+      throw Error(ErrorKind::bad_argument, fmt::format("{}: not valid JSON ({})", path.string(), e.what()),
+                  "latest writes its manifests whole (atomically), so this one was cut short or edited, or is "
+                  "not latest's: give a directory that does not hold it, or move it aside");
     }
     if (!manifest.is_object()) bad_manifest(path, "the document", fmt::format("is {} where object belongs", manifest.type_name()));
     const int schema = manifest.contains("schema_version") && manifest["schema_version"].is_number_integer()

@@ -287,6 +287,12 @@ TEST(Analysis, BadInputNamesTheFileAndLine) {
       {"file-escapes", edit_manifest([](json& m) { m["pairs"][0]["file"] = "../elsewhere.csv"; }), "pairs[0].file '../elsewhere.csv' is not a file of this directory"},
       {"document", [&](const auto& d) { std::ofstream(d / "manifest.json") << "[1, 2]"; },
        "manifest.json: the document is array where object belongs"},
+      {"cut-manifest",
+       [&](const auto& d) {
+         const std::string whole = slurp(d / "manifest.json");
+         std::ofstream(d / "manifest.json") << whole.substr(0, whole.size() / 2);
+       },
+       "manifest.json: not valid JSON"},
   };
   for (const auto& c : cases) {
     const auto dir = scratch("bad-" + c.name);
@@ -298,6 +304,9 @@ TEST(Analysis, BadInputNamesTheFileAndLine) {
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::bad_argument);
       EXPECT_NE(std::string(e.what()).find(c.says), std::string::npos) << c.name << ": " << e.what();
+      if (c.name == "cut-manifest") {
+        EXPECT_NE(e.hint().find("move it aside"), std::string::npos) << e.hint();
+      }
     }
     std::filesystem::remove_all(dir);
   }
