@@ -239,12 +239,11 @@ std::optional<Nanos> pooled_departure(const std::vector<SmState>& sms, Line SmSt
     const double b = (st.*line).b;
     std::int64_t i = (st.first + Boundaries::kBlock - 1) / Boundaries::kBlock * Boundaries::kBlock;
     if (i + Boundaries::kBlock > st.e.last()) continue;
-    for (Nanos t = st.e.at_block(i); i + Boundaries::kBlock <= st.e.last() && t <= to; i += Boundaries::kBlock) {
-      const Nanos next = st.e.at_block(i + Boundaries::kBlock);
-      const double off = static_cast<double>(next - t) / static_cast<double>(Boundaries::kBlock) - b;
-      coarse.add(t, off / block_noise, off);
-      t = next;
-    }
+    // The whole blocks from boundary i on that start at or before `to`.
+    const Nanos* marks = st.e.block_marks_from(i);
+    const auto whole = static_cast<std::size_t>((st.e.last() - i) / Boundaries::kBlock);
+    const auto count = static_cast<std::size_t>(std::upper_bound(marks, marks + whole, to) - marks);
+    coarse.add_blocks(marks, count, static_cast<double>(Boundaries::kBlock), b, block_noise);
   }
   const std::int64_t kc = latest ? coarse.latest_significant(z) : coarse.earliest_significant(z);
   if (strayed && latest && kc >= 0 && coarse.stray(kc, z, kQuietBlocks, excursion)) *strayed = true;

@@ -228,6 +228,8 @@ class Boundaries {
   // Boundary i where it is a multiple of kBlock: its block mark, which
   // shorten() keeps exact.
   Nanos at_block(std::int64_t i) const { return block_marks_[static_cast<std::size_t>(i / kBlock)]; }
+  // The block marks from boundary i's on (i a multiple of kBlock).
+  const Nanos* block_marks_from(std::int64_t i) const { return block_marks_.data() + i / kBlock; }
   // The first boundary at or after `t` (last() + 1 if none). From the last
   // mark before `t`, found among the block marks first (a quarter of the
   // memory to search), then among that block's. Where the caller knows
@@ -303,6 +305,25 @@ class Boundaries {
     for (auto it = fixed_.lower_bound(from); it != fixed_.end() && it->first < to; ++it) {
       const Wide delta = static_cast<Wide>(it->second) - d_[static_cast<std::size_t>(it->first)];
       sum = sum.then(it->first - from, {delta, 0, 0});
+    }
+    return sum;
+  }
+  // Σ (t_i − t_from)² over boundaries [from, to], in whole numbers: the
+  // caller knows it stays below 2^64. One running time and one product a
+  // boundary (residual_sd, line_fit.hpp).
+  std::uint64_t squared_offsets(std::int64_t from, std::int64_t to) const {
+    std::uint64_t y = 0, sum = 0;
+    if (fixed_.empty()) {
+      const std::uint32_t* d = d_.data();
+      for (std::int64_t i = from; i < to; ++i) {
+        y += d[i];
+        sum += y * y;
+      }
+      return sum;
+    }
+    for (std::int64_t i = from; i < to; ++i) {
+      y += duration(i);
+      sum += y * y;
     }
     return sum;
   }

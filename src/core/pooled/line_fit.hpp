@@ -115,30 +115,37 @@ void fit_overlapping_lines(const Boundaries& e, const std::array<std::int64_t, N
 // earliest slow-approach measurement from −1.87 to −2.27 target iterations
 // (EveryRampShape; docs/methodology.md): that row moves with any change.
 inline double residual_sd(const Boundaries& e, const Line& l, std::int64_t from, std::int64_t to) {
+  if (to < from) return 0;
   const Nanos first = e.at(from);
-  // Σy, Σxy and Σy², summed in `Sum`.
-  const auto sums = [&](auto zero) {
-    using Sum = decltype(zero);
-    Sum sy = 0, sxy = 0, syy = 0;
-    Nanos t = first;
-    for (std::int64_t i = from; i <= to; ++i) {
-      if (i > from) t += e.duration(i - 1);
-      const auto x = static_cast<Sum>(i - from);
-      const auto y = static_cast<Sum>(t - l.t0);
-      sy += y;
-      sxy += x * y;
-      syy += y * y;
-    }
-    return std::array<double, 3>{static_cast<double>(sy), static_cast<double>(sxy), static_cast<double>(syy)};
-  };
+  const auto count = static_cast<double>(to - from + 1);
+  const auto last_y = static_cast<double>(e.at(to) - l.t0);
   // In whole numbers where every sum stays below 2^53 (y ≥ 0 from the
   // line's origin on): the doubles' sums are then exact as well, so the two
-  // agree to the bit, and whole numbers wait on no chain of floating-point
-  // additions.
-  const auto count = static_cast<double>(std::max<std::int64_t>(0, to - from + 1));
-  const auto last_y = static_cast<double>(e.at(std::max(from, to)) - l.t0);
-  const bool exact = first >= l.t0 && count * last_y * std::max(last_y, count) < 0x1p53;
-  const auto [sy, sxy, syy] = exact ? sums(std::uint64_t{0}) : sums(0.0);
+  // agree to the bit. There Σy and Σxy come from the durations' exact
+  // moments (range_sums), and Σy² from y = y' + c, with y' = t − t_from and
+  // c = t_from − t0: Σy'² + 2cΣy' + n·c². Three sums boundary by boundary
+  // were a twelfth of the detector's host time on long windows.
+  if (first >= l.t0 && count * last_y * std::max(last_y, count) < 0x1p53) {
+    const std::int64_t m = to - from;
+    const auto c = static_cast<std::uint64_t>(first - l.t0), n = static_cast<std::uint64_t>(m + 1);
+    const Boundaries::RangeSums r = e.range_sums(from, to);
+    const auto ry = static_cast<std::uint64_t>(r.y), rxy = static_cast<std::uint64_t>(r.xy);
+    const std::uint64_t sy = ry + n * c, sxy = rxy + c * (n * (n - 1) / 2);
+    const std::uint64_t syy = e.squared_offsets(from, to) + 2 * c * ry + n * c * c;
+    const double rss = std::max(0.0, static_cast<double>(syy) - l.a * static_cast<double>(sy) - l.b * static_cast<double>(sxy));
+    return std::sqrt(rss / static_cast<double>(std::max<std::int64_t>(1, to - from - 1)));
+  }
+  // Else in doubles, boundary by boundary.
+  double sy = 0, sxy = 0, syy = 0;
+  Nanos t = first;
+  for (std::int64_t i = from; i <= to; ++i) {
+    if (i > from) t += e.duration(i - 1);
+    const auto x = static_cast<double>(i - from);
+    const auto y = static_cast<double>(t - l.t0);
+    sy += y;
+    sxy += x * y;
+    syy += y * y;
+  }
   const double rss = std::max(0.0, syy - l.a * sy - l.b * sxy);
   return std::sqrt(rss / static_cast<double>(std::max<std::int64_t>(1, to - from - 1)));
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "core/pooled/numeric.hpp"
@@ -12,6 +13,51 @@
 
 namespace latest::pooled {
 namespace {
+
+// Each SM's z is clipped at ±kZClip before it is pooled (PooledScan).
+constexpr double kZClip = 8;
+
+// add_blocks()'s arithmetic for n ≤ 256 blocks, four at a time: each
+// block's bin (−1 where add() would drop it), clipped z and value, as add()
+// computes them. Whole numbers below 2^52 become doubles exactly through
+// the bits of 2^52 (AVX2 has no such conversion).
+LATEST_AVX2_CLONE void blocks_ahead(const Nanos* times, std::size_t n, Nanos end, double per_width, double iterations,
+                                    double b, double noise, double bins, std::int32_t* bin, double* z, double* value) {
+  using Doubles = double __attribute__((vector_size(32)));
+  using Longs = std::int64_t __attribute__((vector_size(32)));
+  const Doubles low = {-kZClip, -kZClip, -kZClip, -kZClip}, high = {kZClip, kZClip, kZClip, kZClip};
+  const Doubles two52 = {0x1p52, 0x1p52, 0x1p52, 0x1p52};
+  std::size_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    Longs t, next;
+    std::memcpy(&t, times + j, sizeof t);
+    std::memcpy(&next, times + j + 1, sizeof next);
+    const Longs length = next - t, before = end - t;
+    const Longs large = (length | before) >= 0x10000000000000;
+    if (large[0] | large[1] | large[2] | large[3]) break;  // 2^52 ns or more: one at a time below
+    const Longs length_bits = length | 0x4330000000000000, before_bits = before | 0x4330000000000000;
+    Doubles length_d, before_d;
+    std::memcpy(&length_d, &length_bits, sizeof length_d);
+    std::memcpy(&before_d, &before_bits, sizeof before_d);
+    const Doubles off = (length_d - two52) / iterations - b;
+    const Doubles k = (before_d - two52) * per_width;
+    const Doubles over = off / noise;
+    const Doubles above = over < low ? low : over;
+    const Doubles clipped = high < above ? high : above;
+    for (int q = 0; q < 4; ++q) {
+      bin[j + q] = k[q] >= bins ? -1 : static_cast<std::int32_t>(k[q]);
+      z[j + q] = clipped[q];
+      value[j + q] = off[q];
+    }
+  }
+  for (; j < n; ++j) {
+    const double off = static_cast<double>(times[j + 1] - times[j]) / iterations - b;
+    const double k = static_cast<double>(end - times[j]) * per_width;
+    bin[j] = k >= bins ? -1 : static_cast<std::int32_t>(k);
+    z[j] = std::min(std::max(off / noise, -kZClip), kZClip);
+    value[j] = off;
+  }
+}
 
 // Pooled residuals in time bins of width `w`, counted back from `end`: bin k
 // covers (end − (k+1)·w, end − k·w]. Each SM's z is clipped at ±kClip
@@ -22,7 +68,7 @@ class PooledScan {
   // `relevant`: where positive, a bin's mean value (not z) must also exceed it.
   PooledScan(Nanos end, double width, std::size_t bins, double relevant = 0)
       : end_(end), width_(width), per_width_(1 / width), relevant_(relevant), bins_(bins) {}
-  static constexpr double kClip = 8;
+  static constexpr double kClip = kZClip;
   void add(Nanos t, double z, double value = 0) {
     if (t > end_) return;
     const double k = static_cast<double>(end_ - t) * per_width_;
@@ -34,6 +80,32 @@ class PooledScan {
     bin.raw += value;
     ++bin.count;
   }
+  // add() for each of `count` blocks of `iterations` records, block j from
+  // times[j] to times[j + 1]: its mean iteration less `b` (the value), and
+  // that over `noise` (z), as the coarse scans pool them. Every times[j] at
+  // or before `end`. The same sums in the same order as add() block by
+  // block; the arithmetic four blocks at a time first (blocks_ahead). The
+  // coarse scans took a quarter of the detector's host time on windows of
+  // 20 k iterations a SM (docs/benchmarks.md).
+  void add_blocks(const Nanos* times, std::size_t count, double iterations, double b, double noise) {
+    constexpr std::size_t kAhead = 256;
+    alignas(32) std::int32_t bin[kAhead];
+    alignas(32) double z[kAhead], value[kAhead];
+    for (std::size_t from = 0; from < count; from += kAhead) {
+      const std::size_t n = std::min(kAhead, count - from);
+      blocks_ahead(times + from, n, end_, per_width_, iterations, b, noise, static_cast<double>(bins_.size()), bin, z,
+                   value);
+      for (std::size_t j = 0; j < n; ++j) {
+        if (bin[j] < 0) continue;
+        Bin& into = bins_[static_cast<std::size_t>(bin[j])];
+        into.sum += z[j];
+        into.raw += value[j];
+        ++into.count;
+      }
+    }
+  }
+  // The same bins, to the bit (add_blocks' tests).
+  bool operator==(const PooledScan&) const = default;
   std::int64_t earliest_significant(double z) const {
     for (std::size_t k = bins_.size(); k-- > 0;)
       if (significant(k, z)) return static_cast<std::int64_t>(k);
@@ -99,6 +171,7 @@ class PooledScan {
   struct Bin {
     double sum = 0, raw = 0;
     int count = 0;
+    bool operator==(const Bin&) const = default;
   };
   std::vector<Bin> bins_;
 };

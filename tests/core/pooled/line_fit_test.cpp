@@ -155,5 +155,47 @@ TEST(LineFit, ResidualSdIsThatOfTheResidualsAboutTheFit) {
   EXPECT_LT(residual_sd(sm.e, l, 0, sm.e.last()), 1e-3);
 }
 
+// The form residual_sd takes, Σy² − aΣy − bΣxy over y = t − t0 and
+// x = i − from, is taken from whole-number sums: the same to the bit as
+// those sums taken boundary by boundary (128-bit here), with the line's
+// origin before the range too (y = y' + c) and with iterations shortened
+// (Boundaries::shorten), whose fixed lengths the sums must read.
+TEST(LineFit, ResidualSdIsItsFormToTheBit) {
+  int shortened = 0, whole = 0;
+  for (std::uint64_t seed = 1; seed <= 80; ++seed) {
+    std::mt19937_64 rng(seed);
+    SmRecords r = segment(rng, 200 + static_cast<std::int64_t>(rng() % 400), 500 + static_cast<std::uint32_t>(rng() % 2'500));
+    if (seed % 3 == 0)  // two interrupts, taken out below
+      for (int k = 0; k < 2; ++k) r.duration_ns[1 + rng() % (r.duration_ns.size() - 2)] *= 3;
+    SmBoundaries sm(r);
+    for (const std::int64_t i : sm.e.long_iterations()) sm.e.shorten(i, rng() % 2 == 0), ++shortened;
+    const std::int64_t from = static_cast<std::int64_t>(rng() % 60);
+    const std::int64_t to = sm.e.last() - static_cast<std::int64_t>(rng() % 60);
+    for (const std::int64_t fit_from : {from, from / 2, (from + to) / 2}) {
+      const Line l = fit_line(sm.e, fit_from, to);
+      __extension__ using Sum = __int128;
+      Sum sy = 0, sxy = 0, syy = 0;
+      for (std::int64_t i = from; i <= to; ++i) {
+        const Sum y = sm.e.at(i) - l.t0, x = i - from;
+        sy += y;
+        sxy += x * y;
+        syy += y * y;
+      }
+      const double rss = std::max(0.0, static_cast<double>(syy) - l.a * static_cast<double>(sy) -
+                                           l.b * static_cast<double>(sxy));
+      const double want = std::sqrt(rss / static_cast<double>(to - from - 1));
+      // Where its sums stay below 2^53 by the bound residual_sd takes (all
+      // but the line from the middle): there the doubles' sums would be exact too.
+      const auto count = static_cast<double>(to - from + 1), last_y = static_cast<double>(sm.e.at(to) - l.t0);
+      if (l.t0 <= sm.e.at(from) && count * last_y * std::max(last_y, count) < 0x1p53) {
+        EXPECT_EQ(residual_sd(sm.e, l, from, to), want) << "seed " << seed << ", line from " << fit_from;
+        ++whole;
+      }
+    }
+  }
+  EXPECT_GT(shortened, 20);
+  EXPECT_GT(whole, 150);
+}
+
 }  // namespace
 }  // namespace latest::pooled

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -86,6 +87,64 @@ TEST(PooledScan, SignificantBinsAreThoseOfTheDefinitionEvenAtTheBar) {
   }
   EXPECT_GT(at_bar, 5'000);
   EXPECT_GT(found, 1'000);
+}
+
+// add_blocks() pools whole blocks of records as the coarse scans added
+// them one at a time: each block's mean iteration less the SM's rate, and
+// that over the block noise, clipped; the same bins to the bit. Runs of
+// any length (four at a time, then the rest; past 256 a second batch),
+// blocks that start before the first bin (dropped), z far beyond the clip,
+// and blocks that start 2^52 ns or more before the end (the exact
+// conversion's limit: taken one at a time).
+TEST(PooledScan, WholeBlocksPoolAsBlockByBlock) {
+  std::mt19937_64 rng(7);
+  int dropped = 0, clipped = 0;
+  for (int round = 0; round < 300; ++round) {
+    const double slope = std::uniform_real_distribution<double>(300, 20'000)(rng);
+    const double width = 64 * slope;
+    const std::size_t bins = 3 + rng() % 400;
+    const Nanos end = round % 50 == 0 ? (Nanos{1} << 53) + static_cast<Nanos>(rng() % 1'000'000)
+                                      : 1'000'000'000 + static_cast<Nanos>(rng() % 1'000'000'000);
+    const double noise = std::uniform_real_distribution<double>(0.01, 3)(rng);
+    PooledScan one(end, width, bins, 0.5), whole(end, width, bins, 0.5);
+    for (int sm = 0; sm < 1 + static_cast<int>(rng() % 20); ++sm) {
+      const std::size_t count = rng() % 600;
+      const double b = slope + std::uniform_real_distribution<double>(-3, 3)(rng);
+      std::vector<Nanos> times{end - static_cast<Nanos>(width * std::uniform_real_distribution<double>(0, bins + 20)(rng))};
+      if (round % 50 == 0 && sm == 0) times[0] = end - (Nanos{1} << 52) - static_cast<Nanos>(rng() % 1000);
+      const bool changes = rng() % 3 == 0;  // some SMs far off their rate: their z is clipped
+      for (std::size_t j = 0; j < count; ++j) {
+        const double length = 64 * (changes ? 2 * slope : slope) + std::normal_distribution<double>(0, 40)(rng);
+        times.push_back(times.back() + std::max<Nanos>(1, static_cast<Nanos>(length)));
+      }
+      // Only the blocks that start at or before the end, as the coarse scan takes them.
+      const auto n = static_cast<std::size_t>(std::upper_bound(times.begin(), times.end() - 1, end) - times.begin());
+      for (std::size_t j = 0; j < n; ++j) {
+        const double off = static_cast<double>(times[j + 1] - times[j]) / 64.0 - b;
+        one.add(times[j], off / noise, off);
+        dropped += static_cast<double>(end - times[j]) / width >= static_cast<double>(bins);
+        clipped += std::abs(off / noise) > PooledScan::kClip;
+      }
+      whole.add_blocks(times.data(), n, 64.0, b, noise);
+    }
+    ASSERT_TRUE(one == whole) << "round " << round;
+  }
+  // Blocks at a bin's very edge, the last bin's far edge among them (there
+  // k is exactly the number of bins: dropped).
+  for (std::size_t edge = 0; edge <= 4; ++edge) {
+    PooledScan one(1 << 30, 32'768, 4, 0.5), whole(1 << 30, 32'768, 4, 0.5);
+    std::vector<Nanos> times;
+    for (Nanos j = 0; j < 9; ++j) times.push_back((1 << 30) - static_cast<Nanos>(edge) * 32'768 + j * 32'768);
+    for (std::size_t j = 0; j + 1 < times.size() && times[j] <= (1 << 30); ++j) {
+      const double off = static_cast<double>(times[j + 1] - times[j]) / 64.0 - 500;
+      one.add(times[j], off / 0.5, off);
+    }
+    whole.add_blocks(times.data(), edge + 1, 64.0, 500, 0.5);
+    ASSERT_TRUE(one == whole) << "edge " << edge;
+    EXPECT_EQ(one.earliest_significant(3), std::min<std::int64_t>(3, static_cast<std::int64_t>(edge)));
+  }
+  EXPECT_GT(dropped, 1'000);
+  EXPECT_GT(clipped, 1'000);
 }
 
 TEST(PooledScan, OneSmCannotMakeABinSignificant) {
