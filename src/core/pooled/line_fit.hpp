@@ -125,26 +125,25 @@ inline double residual_sd(const Boundaries& e, const Line& l, std::int64_t from,
   // moments (range_sums), and Σy² from y = y' + c, with y' = t − t_from and
   // c = t_from − t0: Σy'² + 2cΣy' + n·c². Three sums boundary by boundary
   // were a twelfth of the detector's host time on long windows.
+  double sy = 0, sxy = 0, syy = 0;
   if (first >= l.t0 && count * last_y * std::max(last_y, count) < 0x1p53) {
     const std::int64_t m = to - from;
     const auto c = static_cast<std::uint64_t>(first - l.t0), n = static_cast<std::uint64_t>(m + 1);
     const Boundaries::RangeSums r = e.range_sums(from, to);
     const auto ry = static_cast<std::uint64_t>(r.y), rxy = static_cast<std::uint64_t>(r.xy);
-    const std::uint64_t sy = ry + n * c, sxy = rxy + c * (n * (n - 1) / 2);
-    const std::uint64_t syy = e.squared_offsets(from, to) + 2 * c * ry + n * c * c;
-    const double rss = std::max(0.0, static_cast<double>(syy) - l.a * static_cast<double>(sy) - l.b * static_cast<double>(sxy));
-    return std::sqrt(rss / static_cast<double>(std::max<std::int64_t>(1, to - from - 1)));
-  }
-  // Else in doubles, boundary by boundary.
-  double sy = 0, sxy = 0, syy = 0;
-  Nanos t = first;
-  for (std::int64_t i = from; i <= to; ++i) {
-    if (i > from) t += e.duration(i - 1);
-    const auto x = static_cast<double>(i - from);
-    const auto y = static_cast<double>(t - l.t0);
-    sy += y;
-    sxy += x * y;
-    syy += y * y;
+    sy = static_cast<double>(ry + n * c);
+    sxy = static_cast<double>(rxy + c * (n * (n - 1) / 2));
+    syy = static_cast<double>(e.squared_offsets(from, to) + 2 * c * ry + n * c * c);
+  } else {  // in doubles, boundary by boundary
+    Nanos t = first;
+    for (std::int64_t i = from; i <= to; ++i) {
+      if (i > from) t += e.duration(i - 1);
+      const auto x = static_cast<double>(i - from);
+      const auto y = static_cast<double>(t - l.t0);
+      sy += y;
+      sxy += x * y;
+      syy += y * y;
+    }
   }
   const double rss = std::max(0.0, syy - l.a * sy - l.b * sxy);
   return std::sqrt(rss / static_cast<double>(std::max<std::int64_t>(1, to - from - 1)));

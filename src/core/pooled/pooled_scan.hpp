@@ -85,8 +85,8 @@ class PooledScan {
   // that over `noise` (z), as the coarse scans pool them. Every times[j] at
   // or before `end`. The same sums in the same order as add() block by
   // block; the arithmetic four blocks at a time first (blocks_ahead). The
-  // coarse scans took a quarter of the detector's host time on windows of
-  // 20 k iterations a SM (docs/benchmarks.md).
+  // scans, most of it the coarse ones, took a quarter of the detector's
+  // host time on windows of 20 k iterations a SM (docs/benchmarks.md).
   void add_blocks(const Nanos* times, std::size_t count, double iterations, double b, double noise) {
     constexpr std::size_t kAhead = 256;
     alignas(32) std::int32_t bin[kAhead];
