@@ -28,14 +28,14 @@ constexpr std::int64_t kRecordBlock = 64;
 constexpr std::int64_t kMark = 16;
 
 // A whole block of 64 records, read once in eight vectors: its shortest and
-// longest record, and the four marks after `marks[0]` from its sums of 16,
-// taken in 32 bits. Read apart, the extremes and the sums read the block
-// twice, and summed each on its own, a sum of 16 added them one at a time.
-// False where those sums need not be exact (a record of 268 ms or more):
-// the caller then sums again in 64 bits.
+// longest record, and its four sums of 16 records, taken in 32 bits. Read
+// apart, the extremes and the sums read the block twice, and summed each on
+// its own, a sum of 16 added them one at a time. False where those sums
+// need not be exact (a record of 268 ms or more): the caller then sums
+// again in 64 bits.
 static_assert(kRecordBlock == 64 && kMark == 16);
 [[gnu::always_inline]] inline bool whole_block(const std::uint32_t* d, std::uint32_t& shortest,
-                                               std::uint32_t& longest, Nanos* marks) {
+                                               std::uint32_t& longest, std::uint32_t* sums16) {
   using Lanes = std::uint32_t __attribute__((vector_size(32)));
   Lanes v0, v1, v2, v3, v4, v5, v6, v7;  // not an array: one went through the stack
   std::memcpy(&v0, d, sizeof v0);
@@ -80,30 +80,45 @@ static_assert(kRecordBlock == 64 && kMark == 16);
   const Lanes u = __builtin_shufflevector(t0, t1, 0, 1, 8, 9, 4, 5, 12, 13) +
                   __builtin_shufflevector(t0, t1, 2, 3, 10, 11, 6, 7, 14, 15);
   const Lanes sums = u + __builtin_shufflevector(u, u, 4, 5, 6, 7, 0, 1, 2, 3);
-  for (int q = 0; q < 4; ++q) marks[q + 1] = marks[q] + sums[q];
+  for (int q = 0; q < 4; ++q) sums16[q] = sums[q];
   return static_cast<std::uint64_t>(longest) * kMark < (1ull << 32);
 }
 
 
-// The one pass over every record, in blocks: the marks (the boundaries'
-// times every kMark records, from `marks[0]` on), the block marks (every
-// kRecordBlock records: each block's first mark), and whether a block's
-// longest iteration exceeds `tenths`/10 times its shortest (its neighbours
-// either side included). A third of the detector's host time at SSE2, so
-// compiled for AVX2 too where the CPU has it (BM_DetectSwitchPooled
-// 4.82-4.87 ms a window before, 3.66-3.91 after; docs/benchmarks.md), and
-// one call per SM, not per block. Integer sums and extremes: either path
-// gives the same result.
-LATEST_AVX2_CLONE void block_pass(const std::uint32_t* d, std::int64_t n, std::uint64_t tenths, Nanos* marks,
-                                  Nanos* block_marks, std::uint8_t* uneven) {
-  // The marks after the first, from sums of kMark records each, written in
-  // this pass: a second one over the marks cost a twentieth of a default
-  // window's host time.
-  const auto add_records = [&](std::int64_t from, std::int64_t to) {
-    for (std::int64_t m = from; m < to; m += kMark) {
-      Nanos t = marks[m / kMark];
-      for (std::int64_t i = m; i < std::min(m + kMark, to); ++i) t += d[i];
-      marks[m / kMark + 1] = t;
+// The one pass over every record, in blocks: the block marks (the
+// boundaries' times every kRecordBlock records, from `start` on, and the
+// last boundary's where it falls on one), the three marks inside each block
+// (every kMark records, or the last boundary) as offsets from its block
+// mark in 32 bits, and whether a block's longest iteration exceeds
+// `tenths`/10 times its shortest (its neighbours either side included).
+// False where an offset does not fit 32 bits (a block whose first 48
+// records last 4.3 s or more); the caller then takes them again in 64 bits.
+// Offsets, not 64-bit times: the marks' stores cost about a sixth of the
+// pass (a default window read from memory, a temporary program: 0.98-1.06
+// ms against 0.79-0.88; docs/benchmarks.md). A third of the detector's host time at
+// SSE2, so compiled for AVX2 too where the CPU has it (BM_DetectSwitchPooled
+// 4.82-4.87 ms a window before, 3.66-3.91 after), and one call per SM, not
+// per block. Integer sums and extremes: either path gives the same result.
+LATEST_AVX2_CLONE bool block_pass(const std::uint32_t* d, std::int64_t n, std::uint64_t tenths, Nanos start,
+                                  Nanos* block_marks, std::uint32_t* offsets, std::uint8_t* uneven) {
+  std::uint64_t too_wide = 0;
+  Nanos t = start;
+  // A block's offsets from its sums of kMark records, then the next block
+  // mark. In a short last block, those past the last boundary are not read.
+  const auto add_sums = [&](std::int64_t b, const std::uint64_t* sums16) {
+    std::uint64_t o = 0;
+    for (int q = 0; q < 3; ++q) {
+      o += sums16[q];
+      offsets[3 * b + q] = static_cast<std::uint32_t>(o);
+    }
+    too_wide |= o >> 32;  // the largest offset
+    t += static_cast<Nanos>(o + sums16[3]);
+  };
+  // Sums of kMark records in 64 bits, over records [from, to).
+  const auto sum_records = [&](std::int64_t from, std::int64_t to, std::uint64_t* sums16) {
+    for (int q = 0; q < 4; ++q) {
+      sums16[q] = 0;
+      for (std::int64_t i = from + q * kMark; i < std::min(from + (q + 1) * kMark, to); ++i) sums16[q] += d[i];
     }
   };
   const auto flag = [&](std::int64_t b, std::int64_t from, std::int64_t to, std::uint32_t shortest,
@@ -114,16 +129,29 @@ LATEST_AVX2_CLONE void block_pass(const std::uint32_t* d, std::int64_t n, std::u
   };
   std::int64_t from = 0, b = 0;
   for (; from + kRecordBlock <= n; from += kRecordBlock, ++b) {
-    block_marks[b] = marks[from / kMark];
-    std::uint32_t shortest = 0, longest = 0;
-    if (!whole_block(d + from, shortest, longest, marks + from / kMark)) add_records(from, from + kRecordBlock);
+    block_marks[b] = t;
+    std::uint32_t shortest = 0, longest = 0, narrow[4];
+    std::uint64_t sums16[4];
+    if (whole_block(d + from, shortest, longest, narrow)) {
+      for (int q = 0; q < 4; ++q) sums16[q] = narrow[q];
+    } else {
+      sum_records(from, from + kRecordBlock, sums16);
+    }
+    add_sums(b, sums16);
     flag(b, from, from + kRecordBlock, shortest, longest);
   }
   if (from < n) {
-    block_marks[b] = marks[from / kMark];
-    add_records(from, n);
+    // The last marks: every kMark records, then the last boundary.
+    block_marks[b] = t;
+    std::uint64_t sums16[4];
+    sum_records(from, n, sums16);
+    add_sums(b, sums16);
     flag(b, from, n, *std::min_element(d + from, d + n), *std::max_element(d + from, d + n));
+    ++b;
   }
+  // The last boundary, where it is a block's first.
+  if ((n + kMark - 1) / kMark % (kRecordBlock / kMark) == 0) block_marks[b] = t;
+  return too_wide == 0;
 }
 
 // Σ d_k, Σ k·d_k and Σ S_k·d_k (S_k = k(k+1)/2) over k = 0…n−1, n ≤ kMomentChunk,
@@ -153,31 +181,39 @@ class Boundaries {
   // Iterations more than `long_ratio` times both neighbours are listed: an
   // interrupt on one SM, or a stall of the whole GPU. A clock change never
   // makes one iteration stand out from both of its neighbours.
-  // Storage the caller keeps from window to window: the marks, and every
-  // kBlock-th of them again, side by side. The coarse scans and the block
-  // fits read those alone: a quarter of the memory (2.1 MB of marks for a
-  // default window, far beyond a core's L2) three times a window.
+  // Storage the caller keeps from window to window: the block marks, and
+  // the marks between as offsets from them (in 64 bits too where a block's
+  // first 48 records last 4.3 s or more). The coarse scans and the block fits
+  // read the block marks alone: a quarter of the memory (0.5 MB for a
+  // default window) three times a window.
   struct Marks {
-    std::vector<Nanos> every, blocks;
+    std::vector<Nanos> blocks, wide;
+    std::vector<std::uint32_t> offsets;
   };
   // `uneven`: storage as well.
   Boundaries(const SmRecords& sm, double long_ratio, Marks& marks, std::vector<std::uint8_t>& uneven)
-      : d_(sm.duration_ns), marks_(marks.every), block_marks_(marks.blocks) {
+      : d_(sm.duration_ns), block_marks_(marks.blocks), offsets_(marks.offsets), wide_(marks.wide) {
     const auto n = static_cast<std::int64_t>(d_.size());
     const std::int64_t count = (n + kBlock - 1) / kBlock;
-    const std::int64_t mark_count = (n + kMark - 1) / kMark;
+    mark_count_ = static_cast<std::size_t>((n + kMark - 1) / kMark) + 1;
     // In whole numbers (the ratio in tenths). A block is searched for long
     // iterations only where its longest is that much above its shortest.
     const auto tenths = static_cast<std::uint64_t>(std::lround(long_ratio * 10));
-    marks_.resize(static_cast<std::size_t>(mark_count + 1));  // every one written below
     uneven.resize(static_cast<std::size_t>(count));
-    marks_[0] = sm.first_start_ns;
-    // The block marks in the same pass, while the marks are at hand: read
-    // again afterwards, the marks came back from memory.
-    block_marks_.resize((marks_.size() + kMarksPerBlock - 1) / kMarksPerBlock);
-    block_pass(d_.data(), n, tenths, marks_.data(), block_marks_.data(), uneven.data());
-    for (auto j = static_cast<std::size_t>(count); j < block_marks_.size(); ++j)
-      block_marks_[j] = marks_[j * kMarksPerBlock];
+    block_marks_.resize((mark_count_ + kMarksPerBlock - 1) / kMarksPerBlock);  // every one written below
+    offsets_.resize(3 * block_marks_.size());
+    wide_.clear();
+    if (!block_pass(d_.data(), n, tenths, sm.first_start_ns, block_marks_.data(), offsets_.data(), uneven.data())) {
+      // Offsets beyond 32 bits: all of them again, in 64.
+      wide_.resize(offsets_.size());
+      for (std::size_t k = 1; k < mark_count_; ++k) {
+        if (k % kMarksPerBlock == 0) continue;
+        const std::size_t to = std::min(k * kMark, d_.size());
+        Nanos o = 0;
+        for (std::size_t i = k / kMarksPerBlock * kBlock; i < to; ++i) o += d_[i];
+        wide_[offset_index(k)] = o;
+      }
+    }
     for (std::int64_t b = 0; b < count; ++b) {
       if (!uneven[static_cast<std::size_t>(b)]) continue;
       for (std::int64_t i = std::max<std::int64_t>(b * kBlock, 1); i < std::min((b + 1) * kBlock, n - 1); ++i) {
@@ -201,14 +237,21 @@ class Boundaries {
     const std::uint32_t like = d_[static_cast<std::size_t>(i > 0 ? i - 1 : i + 1)];
     const Nanos delta = static_cast<Nanos>(d_[static_cast<std::size_t>(i)]) - like;
     fixed_[i] = like;
-    const auto split = static_cast<std::size_t>(i / kMark) + 1;  // marks_[split] is the first after it
+    const auto split = static_cast<std::size_t>(i / kMark) + 1;  // mark(split) is the first after it
     const std::size_t block_split = (split + kMarksPerBlock - 1) / kMarksPerBlock;
     if (keep_later) {
-      for (std::size_t k = 0; k < split; ++k) marks_[k] += delta;
       for (std::size_t j = 0; j < block_split; ++j) block_marks_[j] += delta;
     } else {
-      for (std::size_t k = split; k < marks_.size(); ++k) marks_[k] -= delta;
       for (std::size_t j = block_split; j < block_marks_.size(); ++j) block_marks_[j] -= delta;
+    }
+    // In the block of the split, the marks after it move against its block
+    // mark either way (those past the last boundary too, unread).
+    for (std::size_t k = split; k < block_split * kMarksPerBlock; ++k) {
+      if (wide_.empty()) {
+        offsets_[offset_index(k)] -= static_cast<std::uint32_t>(delta);
+      } else {
+        wide_[offset_index(k)] -= delta;
+      }
     }
   }
   std::int64_t last() const { return limit_; }
@@ -216,7 +259,7 @@ class Boundaries {
   void end_at(std::int64_t n) { limit_ = std::clamp<std::int64_t>(n, 0, limit_); }
   Nanos at(std::int64_t i) const {
     const std::int64_t k = i / kMark;
-    Nanos t = marks_[static_cast<std::size_t>(k)];
+    Nanos t = mark(static_cast<std::size_t>(k));
     if (fixed_.empty()) {
       // Fewer than kMark, each one read in a row: vectors, no branches.
       for (std::int64_t j = k * kMark; j < i; ++j) t += d_[static_cast<std::size_t>(j)];
@@ -248,10 +291,15 @@ class Boundaries {
     }
     const auto before = std::max<std::ptrdiff_t>(0, (block - block_marks_.begin()) - 1);
     std::size_t k = static_cast<std::size_t>(before) * kMarksPerBlock;
-    for (const std::size_t stop = std::min(k + kMarksPerBlock, marks_.size()); k + 1 < stop && marks_[k + 1] < t;) ++k;
+    Nanos e = block_marks_[static_cast<std::size_t>(before)];
+    for (const std::size_t stop = std::min(k + kMarksPerBlock, mark_count_); k + 1 < stop;) {
+      const Nanos next = mark(k + 1);
+      if (next >= t) break;
+      e = next;
+      ++k;
+    }
     std::int64_t i = k * kMark;
     if (i > last()) return last() + 1;
-    Nanos e = marks_[static_cast<std::size_t>(k)];
     while (i <= last() && e < t) {
       if (i == last()) return last() + 1;
       e += duration(i++);
@@ -337,8 +385,17 @@ class Boundaries {
   std::int64_t limit_ = static_cast<std::int64_t>(d_.size());
   std::uint32_t long_ns_ = std::numeric_limits<std::uint32_t>::max();  // shorter ones are never fixed
   static constexpr std::size_t kMarksPerBlock = kBlock / kMark;
-  std::vector<Nanos>& marks_;        // boundary k·kMark, and the last one
-  std::vector<Nanos>& block_marks_;  // marks_[k·kMarksPerBlock]
+  // Mark k (boundary k·kMark, or the last one): its block's mark and its offset.
+  static std::size_t offset_index(std::size_t k) { return k / kMarksPerBlock * 3 + k % kMarksPerBlock - 1; }
+  Nanos mark(std::size_t k) const {
+    const Nanos block = block_marks_[k / kMarksPerBlock];
+    if (k % kMarksPerBlock == 0) return block;
+    return block + (wide_.empty() ? static_cast<Nanos>(offsets_[offset_index(k)]) : wide_[offset_index(k)]);
+  }
+  std::size_t mark_count_ = 0;            // the marks: boundary k·kMark for k below the last, and the last boundary
+  std::vector<Nanos>& block_marks_;       // mark(k·kMarksPerBlock)
+  std::vector<std::uint32_t>& offsets_;   // mark(k) − its block's mark, three a block
+  std::vector<Nanos>& wide_;              // the same in 64 bits, where one of those does not fit 32
   std::vector<std::int64_t> long_;
   std::map<std::int64_t, std::uint32_t> fixed_;
 };

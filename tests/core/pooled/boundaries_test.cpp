@@ -2,8 +2,9 @@
 // plain running sums: every fast path there (the vector pass, the marks,
 // the galloping search, the moments from chunks) must give what a loop over
 // every record gives, on many random SMs, including records of 268 ms and
-// more (the pass's 64-bit path), interrupted iterations and SMs whose record
-// count is no multiple of a block.
+// more (the pass's 64-bit path), stalls of seconds (the marks' 64-bit
+// offsets), interrupted iterations and SMs whose record count is no
+// multiple of a block.
 #include "core/pooled/boundaries.hpp"
 
 #include <gtest/gtest.h>
@@ -17,21 +18,36 @@
 namespace latest::pooled {
 namespace {
 
+// How long the longest records are: none beyond an interrupt's; now and
+// then one beyond 2^28 ns (the pass's 64-bit sums); or runs of stalls of
+// 1-4 s, so that a block's marks lie more than 2^32 ns past its start (the
+// marks' 64-bit offsets).
+enum class Huge { none, rare, stalls };
+
 // Durations near 2.5 us with timer-like noise; now and then an interrupt
-// (2-4 times as long) and, where `huge`, a record beyond 2^28 ns.
-SmRecords random_sm(std::mt19937_64& rng, std::int64_t n, bool huge) {
+// (2-4 times as long), and the huge ones asked for.
+SmRecords random_sm(std::mt19937_64& rng, std::int64_t n, Huge huge) {
   SmRecords sm;
   sm.first_start_ns = static_cast<Nanos>(rng() % 1'000'000'000);
-  std::uniform_int_distribution<std::uint32_t> base(2'400, 2'600), odd(0, 999);
+  std::uniform_int_distribution<std::uint32_t> base(2'400, 2'600), odd(0, 999), stall(1'000'000'000, 4'200'000'000);
+  int stalls_left = 0;
   for (std::int64_t i = 0; i < n; ++i) {
     std::uint32_t d = base(rng);
     const std::uint32_t roll = odd(rng);
     if (roll < 4) d *= 2 + roll % 3;
-    if (huge && roll == 999) d = 300'000'000 + base(rng);
+    if (huge == Huge::rare && roll == 999) d = 300'000'000 + base(rng);
+    if (huge == Huge::stalls && roll >= 990) stalls_left = 1 + static_cast<int>(roll % 6);
+    if (stalls_left > 0) {
+      d = stall(rng);
+      --stalls_left;
+    }
     sm.duration_ns.push_back(d);
   }
   return sm;
 }
+
+// Every third seed with rare huge records, every fifth with stalls.
+Huge huge_for(std::uint64_t seed) { return seed % 5 == 0 ? Huge::stalls : seed % 3 == 0 ? Huge::rare : Huge::none; }
 
 // The boundaries' times by a running sum: boundary i starts record i.
 std::vector<Nanos> running_sums(const SmRecords& sm) {
@@ -50,7 +66,7 @@ std::int64_t random_count(std::mt19937_64& rng) {
 TEST(Boundaries, EveryBoundaryIsTheRunningSumOfTheRecordsBeforeIt) {
   for (std::uint64_t seed = 1; seed <= 60; ++seed) {
     std::mt19937_64 rng(seed);
-    const SmBoundaries sm(random_sm(rng, random_count(rng), seed % 3 == 0));
+    const SmBoundaries sm(random_sm(rng, random_count(rng), huge_for(seed)));
     const std::vector<Nanos> truth = running_sums(sm.records);
     ASSERT_EQ(sm.e.last(), static_cast<std::int64_t>(sm.records.duration_ns.size())) << seed;
     for (std::int64_t i = 0; i <= sm.e.last(); ++i) {
@@ -72,7 +88,7 @@ std::int64_t first_by_scan(const std::vector<Nanos>& truth, std::int64_t last, N
 TEST(Boundaries, SearchByTimeFindsWhatAScanFindsFromAnyValidHint) {
   for (std::uint64_t seed = 1; seed <= 60; ++seed) {
     std::mt19937_64 rng(seed);
-    SmBoundaries sm(random_sm(rng, random_count(rng), seed % 4 == 0));
+    SmBoundaries sm(random_sm(rng, random_count(rng), seed % 4 == 0 ? Huge::rare : huge_for(seed)));
     const std::vector<Nanos> truth = running_sums(sm.records);
     // Half the SMs end early, as a window's records do after end_at().
     if (seed % 2 == 0) sm.e.end_at(static_cast<std::int64_t>(rng() % (truth.size())));
@@ -98,7 +114,7 @@ TEST(Boundaries, LongIterationsAreThoseLongerThanBothNeighboursByTheRatio) {
   int found = 0;
   for (std::uint64_t seed = 1; seed <= 60; ++seed) {
     std::mt19937_64 rng(seed);
-    const SmBoundaries sm(random_sm(rng, random_count(rng), seed % 3 == 0));
+    const SmBoundaries sm(random_sm(rng, random_count(rng), huge_for(seed)));
     const auto& d = sm.records.duration_ns;
     std::vector<std::int64_t> want;
     for (std::size_t i = 1; i + 1 < d.size(); ++i)
@@ -114,7 +130,8 @@ TEST(Boundaries, AnInterruptTakenOutMovesOnlyTheSideAskedFor) {
   int shortened = 0;
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
     std::mt19937_64 rng(seed);
-    SmBoundaries sm(random_sm(rng, 200 + static_cast<std::int64_t>(rng() % 3000), false));
+    const Huge huge = seed % 3 == 0 ? Huge::stalls : Huge::none;  // stalls: the 64-bit offsets move too
+    SmBoundaries sm(random_sm(rng, 200 + static_cast<std::int64_t>(rng() % 3000), huge));
     const std::vector<std::int64_t> long_ones = sm.e.long_iterations();
     if (long_ones.empty()) continue;
     // The records as they read once those iterations last what the one before each did.
@@ -147,7 +164,7 @@ TEST(Boundaries, AnInterruptTakenOutMovesOnlyTheSideAskedFor) {
 TEST(Boundaries, RangeSumsAreThoseOfEveryBoundary) {
   for (std::uint64_t seed = 1; seed <= 60; ++seed) {
     std::mt19937_64 rng(seed);
-    SmBoundaries sm(random_sm(rng, random_count(rng), seed % 3 == 0));
+    SmBoundaries sm(random_sm(rng, random_count(rng), huge_for(seed)));
     // With interrupts taken out on every other SM: the moments read their fixed lengths.
     if (seed % 2 == 0)
       for (const std::int64_t i : sm.e.long_iterations()) sm.e.shorten(i, seed % 4 == 0);
