@@ -9,7 +9,8 @@
 # here (Release, no tests) when it does not exist. SOURCES (optional): a
 # folder holding base.cpp (BASE's src/core/pooled_detection.cpp) and then/
 # (9088a1a^'s src), for a checkout without that history (the lent machine's
-# copy of the tree; base.cpp then built against the tree's headers). WINDOWS (optional): folders of windows recorded on real
+# copy of the tree; base.cpp then built against SOURCES/src, BASE's src,
+# where it is there, else against the tree's headers). WINDOWS (optional): folders of windows recorded on real
 # H200s (tests/core/data/README.md; the tar files of
 # docs/hardware/data/h200-2026-12-01-round12 and -round13 and of
 # tests/core/data, unpacked): then recorded_windows.cpp also times the same
@@ -33,6 +34,7 @@ base_flags=()
 if [[ -n "${SOURCES:-}" ]]; then
   base_flags=(-fno-math-errno)
   sed 's/^Measurement detect_switch_pooled(/Measurement detect_switch_pooled_base(/' "$SOURCES/base.cpp" >"$tmp/base.cpp"
+  if [[ -d "$SOURCES/src" ]]; then base_include=$SOURCES/src; fi
 else
   git show "$base:src/core/sources.cmake" | grep -q fno-math-errno && base_flags=(-fno-math-errno)
   git show "$base:src/core/pooled_detection.cpp" |
