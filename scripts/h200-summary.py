@@ -7,7 +7,10 @@
       uncertainty, those beyond 5 us, late beyond 2 us, the in-effect and
       error - in effect medians; for a directory also failed tries, skipped
       pairs, GPU ms a measurement (the pairs' shares), the whole run's GPU
-      and wall seconds, bytes copied and host CPU seconds
+      and wall seconds, bytes copied and host CPU seconds, and from the
+      pairs' CSVs each detector's error against the truth (in effect
+      included) per pair, median, min and max in us: the selected one's and
+      the paper's (the paper_ columns)
   h200-summary.py telemetry CSV FROM TO   nvidia-smi samples between two
       UTC times (HH:MM:SS, from the run log's step lines): power, temperature,
       SM clock range, utilisation
@@ -67,6 +70,18 @@ def selftest(paths):
                      f"{1000 * pair_s / max(measured, 1):.1f}; whole run {manifest['gpu_seconds']:.1f} GPU s, "
                      f"{wall:.0f} s wall; bytes {sum(p.get('bytes', 0) for p in pairs)}; host CPU "
                      f"{sum(p.get('host_cpu_seconds', 0) for p in pairs):.2f} s")
+            # Per pair: the two directions' target iterations differ, and so do the paper detector's errors.
+            for p in pairs:
+                if not p.get("file") or not os.path.exists(os.path.join(directory, p["file"])):
+                    continue
+                rows = list(csv.DictReader(open(os.path.join(directory, p["file"]))))
+                line += f"; {p['init_mhz']}->{p['target_mhz']} error against the truth us"
+                for name, column in (("selected", "switching_latency_ms"), ("paper", "paper_switching_latency_ms")):
+                    errors = sorted(1000 * (float(row[column]) - float(row["true_latency_ms"])) for row in rows
+                                    if row.get(column) and row.get("true_latency_ms"))
+                    if errors:
+                        line += (f" {name} median {errors[len(errors) // 2]:+.2f} "
+                                 f"({errors[0]:+.2f} to {errors[-1]:+.2f})")
         print(line)
 
 
