@@ -66,9 +66,29 @@ inline Line fit_line(const Boundaries& e, std::int64_t from, std::int64_t to, bo
   if (!blocks_only && to >= from) return line_through(e, from, to - from, e.range_sums(from, to));
   const Nanos t0 = e.at(from);
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-  if (blocks_only) {
-    for (std::int64_t i = (from + Boundaries::kBlock - 1) / Boundaries::kBlock * Boundaries::kBlock; i <= to;
-         i += Boundaries::kBlock) {
+  const std::int64_t first = (from + Boundaries::kBlock - 1) / Boundaries::kBlock * Boundaries::kBlock;
+  if (blocks_only && first <= to) {
+    // In whole numbers where every sum stays below 2^52: x and y are never
+    // negative (the boundaries ascend), so no partial sum exceeds the last,
+    // and the doubles' sums below are then exact too, the same to the bit.
+    // Four chains of dependent additions in doubles, over a default
+    // window's final segments, were about 3 % of the detector's host time.
+    const std::int64_t last = first + (to - first) / Boundaries::kBlock * Boundaries::kBlock;
+    const auto count = static_cast<double>((last - first) / Boundaries::kBlock + 1);
+    const auto x_last = static_cast<double>(last - from), y_last = static_cast<double>(e.at_block(last) - t0);
+    if (count * x_last * std::max(x_last, y_last) < 0x1p52) {
+      std::int64_t isx = 0, isy = 0, isxx = 0, isxy = 0;
+      for (std::int64_t i = first; i <= to; i += Boundaries::kBlock) {
+        const std::int64_t x = i - from, y = e.at_block(i) - t0;
+        isx += x;
+        isy += y;
+        isxx += x * x;
+        isxy += x * y;
+      }
+      return line_through(from, t0, count, static_cast<double>(isx), static_cast<double>(isy),
+                          static_cast<double>(isxx), static_cast<double>(isxy));
+    }
+    for (std::int64_t i = first; i <= to; i += Boundaries::kBlock) {
       const auto x = static_cast<double>(i - from);
       const auto y = static_cast<double>(e.at_block(i) - t0);
       sx += x;

@@ -20,9 +20,11 @@ constexpr double kZClip = 8;
 // add_blocks()'s arithmetic for n ≤ 256 blocks, four at a time: each
 // block's bin (−1 where add() would drop it), clipped z and value, as add()
 // computes them. Whole numbers below 2^52 become doubles exactly through
-// the bits of 2^52 (AVX2 has no such conversion).
-LATEST_AVX2_CLONE void blocks_ahead(const Nanos* times, std::size_t n, Nanos end, double per_width, double iterations,
-                                    double b, double noise, double bins, std::int32_t* bin, double* z, double* value) {
+// the bits of 2^52 (AVX2 has no such conversion). `per_iteration`: one
+// over a power of two, so that multiplying by it divides to the bit.
+LATEST_AVX2_CLONE void blocks_ahead(const Nanos* times, std::size_t n, Nanos end, double per_width,
+                                    double per_iteration, double b, double noise, double bins, std::int32_t* bin,
+                                    double* z, double* value) {
   using Doubles = double __attribute__((vector_size(32)));
   using Longs = std::int64_t __attribute__((vector_size(32)));
   const Doubles low = {-kZClip, -kZClip, -kZClip, -kZClip}, high = {kZClip, kZClip, kZClip, kZClip};
@@ -39,7 +41,7 @@ LATEST_AVX2_CLONE void blocks_ahead(const Nanos* times, std::size_t n, Nanos end
     Doubles length_d, before_d;
     std::memcpy(&length_d, &length_bits, sizeof length_d);
     std::memcpy(&before_d, &before_bits, sizeof before_d);
-    const Doubles off = (length_d - two52) / iterations - b;
+    const Doubles off = (length_d - two52) * per_iteration - b;
     const Doubles k = (before_d - two52) * per_width;
     const Doubles over = off / noise;
     const Doubles above = over < low ? low : over;
@@ -51,7 +53,7 @@ LATEST_AVX2_CLONE void blocks_ahead(const Nanos* times, std::size_t n, Nanos end
     }
   }
   for (; j < n; ++j) {
-    const double off = static_cast<double>(times[j + 1] - times[j]) / iterations - b;
+    const double off = static_cast<double>(times[j + 1] - times[j]) * per_iteration - b;
     const double k = static_cast<double>(end - times[j]) * per_width;
     bin[j] = k >= bins ? -1 : static_cast<std::int32_t>(k);
     z[j] = std::min(std::max(off / noise, -kZClip), kZClip);
@@ -80,7 +82,8 @@ class PooledScan {
     bin.raw += value;
     ++bin.count;
   }
-  // add() for each of `count` blocks of `iterations` records, block j from
+  // add() for each of `count` blocks of `iterations` records (a power of
+  // two: one division a block fewer, to the bit), block j from
   // times[j] to times[j + 1]: its mean iteration less `b` (the value), and
   // that over `noise` (z), as the coarse scans pool them. Every times[j] at
   // or before `end`. The same sums in the same order as add() block by
@@ -93,8 +96,8 @@ class PooledScan {
     alignas(32) double z[kAhead], value[kAhead];
     for (std::size_t from = 0; from < count; from += kAhead) {
       const std::size_t n = std::min(kAhead, count - from);
-      blocks_ahead(times + from, n, end_, per_width_, iterations, b, noise, static_cast<double>(bins_.size()), bin, z,
-                   value);
+      blocks_ahead(times + from, n, end_, per_width_, 1 / iterations, b, noise, static_cast<double>(bins_.size()), bin,
+                   z, value);
       for (std::size_t j = 0; j < n; ++j) {
         if (bin[j] < 0) continue;
         Bin& into = bins_[static_cast<std::size_t>(bin[j])];

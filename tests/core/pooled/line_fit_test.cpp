@@ -97,6 +97,48 @@ TEST(LineFit, BlockFitIsTheLeastSquaresLineOfTheBlockBoundaries) {
   }
 }
 
+// The block fit sums in whole numbers where every sum stays below 2^52, and
+// block by block in doubles elsewhere: either way the bits of the sums in
+// doubles. Ranges of every length on SMs of ordinary iterations, of
+// iterations near the 4.3 s a record can hold (there the doubles' sums
+// round, and only the second way gives their bits), and with interrupts
+// taken out.
+TEST(LineFit, BlockFitTakesTheDoublesSumsBits) {
+  int inexact = 0;  // ranges whose Σxy in doubles is not the whole number
+  const auto in_doubles = [&](const Boundaries& e, std::int64_t from, std::int64_t to) {
+    const Nanos t0 = e.at(from);
+    double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    __extension__ __int128 exact = 0;
+    for (std::int64_t i = (from + Boundaries::kBlock - 1) / Boundaries::kBlock * Boundaries::kBlock; i <= to;
+         i += Boundaries::kBlock) {
+      const auto x = static_cast<double>(i - from), y = static_cast<double>(e.at_block(i) - t0);
+      sx += x, sy += y, sxx += x * x, sxy += x * y, ++n;
+      exact += static_cast<__int128>(i - from) * (e.at_block(i) - t0);
+    }
+    inexact += static_cast<__int128>(sxy) != exact;
+    return line_through(from, t0, n, sx, sy, sxx, sxy);
+  };
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+    std::mt19937_64 rng(seed);
+    SmRecords r = segment(rng, 200 + static_cast<std::int64_t>(rng() % 20'000), 2'000 + static_cast<std::uint32_t>(rng() % 20'000));
+    if (seed % 3 == 0)
+      for (auto& d : r.duration_ns) d = 4'000'000'000u + static_cast<std::uint32_t>(rng() % 200'000'000);
+    SmBoundaries sm(std::move(r));
+    for (const std::int64_t i : sm.e.long_iterations()) sm.e.shorten(i, rng() % 2 == 0);
+    for (int k = 0; k < 40; ++k) {
+      const std::int64_t from = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(sm.e.last()));
+      const std::int64_t to = std::min(sm.e.last(), from + static_cast<std::int64_t>(rng() % 30'000));
+      const Line mine = fit_line(sm.e, from, to, true), theirs = in_doubles(sm.e, from, to);
+      ASSERT_EQ(mine.a, theirs.a) << "seed " << seed << ", [" << from << ", " << to << "]";
+      ASSERT_EQ(mine.b, theirs.b) << "seed " << seed << ", [" << from << ", " << to << "]";
+      ASSERT_EQ(mine.mean_x, theirs.mean_x);
+      ASSERT_EQ(mine.spread0, theirs.spread0);
+      ASSERT_EQ(mine.per_sxx, theirs.per_sxx);
+    }
+  }
+  EXPECT_GT(inexact, 200);
+}
+
 TEST(LineFit, OverlappingLinesAreTheLinesFittedAlone) {
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
     std::mt19937_64 rng(seed);
