@@ -72,7 +72,7 @@ inline Line fit_line(const Boundaries& e, std::int64_t from, std::int64_t to, bo
     // negative (the boundaries ascend), so no partial sum exceeds the last,
     // and the doubles' sums below are then exact too, the same to the bit.
     // Four chains of dependent additions in doubles, over a default
-    // window's final segments, were about 3 % of the detector's host time.
+    // window's final segments, took about 4 % of the detector's samples.
     const std::int64_t last = first + (to - first) / Boundaries::kBlock * Boundaries::kBlock;
     const auto count = static_cast<double>((last - first) / Boundaries::kBlock + 1);
     const auto x_last = static_cast<double>(last - from), y_last = static_cast<double>(e.at_block(last) - t0);
