@@ -85,7 +85,7 @@ const char* to_string(Detector detector);
 enum class Misfit : unsigned {
   stall = 1u << 0,         // every SM halted just before the change, 1 µs or more
   non_monotone = 1u << 1,  // the rate went past the target before it settled
-  sms_disagree = 1u << 2,  // SMs changed far apart, or the latest few 1 µs after the rest
+  sms_disagree = 1u << 2,  // SMs changed far apart, the latest few 1 µs after the rest, or some halted
 };
 constexpr Misfit kMisfits[] = {Misfit::stall, Misfit::non_monotone, Misfit::sms_disagree};
 const char* to_string(Misfit misfit);
