@@ -10,7 +10,8 @@
       and wall seconds, bytes copied and host CPU seconds, and from the
       pairs' CSVs each detector's error against the truth (in effect
       included) per pair, median, min and max in us: the selected one's and
-      the paper's (the paper_ columns)
+      the paper's (the paper_ columns); with several PATHs, a last line
+      of the first figures over all of their measurements together
   h200-summary.py telemetry CSV FROM TO   nvidia-smi samples between two
       UTC times (HH:MM:SS, from the run log's step lines): power, temperature,
       SM clock range, utilisation
@@ -24,7 +25,21 @@ import sys
 from datetime import datetime
 
 
+def accuracy(ms):
+    """n, |error - in effect| median / p99 / max, early beyond sync, beyond 5 us, late beyond 2 us."""
+    residual = [m["error_minus_in_effect_us"] for m in ms]
+    r = sorted(abs(x) for x in residual)
+    n = len(r)
+    early = sum(1 for m in ms if m["error_minus_in_effect_us"] < -m["sync_uncertainty_us"])
+    far = [round(x, 1) for x in residual if abs(x) > 5]
+    late = sum(1 for x in residual if x > 2)
+    return (f"n {n}, |error - in effect| us median {r[n // 2]:.2f} p99 {r[min(n - 1, int(0.99 * n))]:.2f} "
+            f"max {r[-1]:.2f}; early beyond sync {early} ({100 * early / n:.1f} %); beyond 5 us {far}; "
+            f"late beyond 2 us {late}")
+
+
 def selftest(paths):
+    every = []  # all runs' measurements, for the line that pools them
     for path in paths:
         directory = path if os.path.isdir(path) else None
         source = os.path.join(directory, "selftest.json") if directory else path
@@ -33,16 +48,12 @@ def selftest(paths):
             continue
         doc = json.load(open(source))
         ms = doc["accuracy"]["measurements"]
+        every += ms
         residual = [m["error_minus_in_effect_us"] for m in ms]
-        r = sorted(abs(x) for x in residual)
-        n = len(r)
+        n = len(residual)
         early = sum(1 for m in ms if m["error_minus_in_effect_us"] < -m["sync_uncertainty_us"])
-        far = [round(x, 1) for x in residual if abs(x) > 5]
-        late = sum(1 for x in residual if x > 2)
         in_effect = sorted(m["in_effect_us"] for m in ms if m.get("in_effect_us") is not None)
-        line = (f"{path}: n {n}, |error - in effect| us median {r[n // 2]:.2f} p99 {r[min(n - 1, int(0.99 * n))]:.2f} "
-                f"max {r[-1]:.2f}; early beyond sync {early} ({100 * early / n:.1f} %); beyond 5 us {far}; "
-                f"late beyond 2 us {late}; error - in effect median {sorted(residual)[n // 2]:+.2f} us")
+        line = f"{path}: {accuracy(ms)}; error - in effect median {sorted(residual)[n // 2]:+.2f} us"
         if in_effect:
             line += f"; in effect median {in_effect[len(in_effect) // 2]:.2f} us"
             early_ones = sorted(m["in_effect_us"] for m in ms
@@ -83,6 +94,8 @@ def selftest(paths):
                         line += (f" {name} median {errors[len(errors) // 2]:+.2f} "
                                  f"({errors[0]:+.2f} to {errors[-1]:+.2f})")
         print(line)
+    if len(paths) > 1 and every:
+        print(f"all {len(paths)} together: {accuracy(every)}")
 
 
 def telemetry(path, start, end):

@@ -1222,12 +1222,11 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
   const bool apart = changed.back()->change_ns - tenth_from_end >= std::max(kMaterialNs, 4 * noise);
   // And where the SMs' stall bounds miss each other by kMaterialNs or more
   // (place_after_stall): some SMs halted at the change while others ran on.
-  // On one H200 half the SMs (pairs of neighbours) ran one iteration 6-31
+  // On one H200 half the SMs (pairs of neighbours) ran one iteration 5-32
   // us long at four emulated switches, and the detector dated them 13-37 us
-  // late, one without a flag; there the bounds missed by 1.3-4.9 us (round
-  // 51 of docs/hardware/h200.md). In none of 256 other real windows
-  // (rounds 12-51) do they miss at all, and by at most 55 ns in the 216
-  // simulated ones of same_answers.cpp, every ramp shape.
+  // late, one without a flag (round 51 of docs/hardware/h200.md). It flags
+  // no other of 256 real windows (rounds 12-51) nor of the 216 simulated
+  // ones of same_answers.cpp, every ramp shape (docs/benchmarks.md).
   if (apart || m.sm_spread_ms * 1e6 > 2 * slower_ns + 5'000 || missed_stall_ns >= kMaterialNs)
     m.misfits |= static_cast<unsigned>(Misfit::sms_disagree);
   const double initial_ratio = initial_slope / slope;

@@ -271,8 +271,8 @@ TEST(PooledDetection, MisfitsAreMaterial) {
 
 // Records of one H200 (round 51 of docs/hardware/h200.md; core/data/README.md)
 // where, at four emulated switches of one chained run, 59 to 66 of the 132
-// SMs (pairs of neighbours, the same ones each time) ran one iteration 6 to
-// 31 us long right at their switch while the others ran on: halted, not
+// SMs (pairs of neighbours, the same ones each time) ran one iteration 5.3
+// to 31.6 us long near their switch while the others ran on: halted, not
 // the clock. The records alone cannot tell that from an SM group that
 // reached the target late, after which the truth lies; the
 // detector refused one and dated the others 13 to 37 us after the in-effect
@@ -286,8 +286,8 @@ TEST(PooledDetection, RealH200WindowsWithHalfTheSmsHaltedAreFlagged) {
     RecordedWindow w = load(file);
     const Measurement m = replay(w);
     const double residual_us = (m.switching_ms - w.true_ms) * 1e3 - w.in_effect_us;
-    std::printf("%s: %s, error - in effect %+.2f us, misfits %u\n", w.name.c_str(), to_string(m.outcome),
-                residual_us, m.misfits);
+    std::printf("%s: %s, error - in effect %+.2f us, stated %.2f us, misfits %u\n", w.name.c_str(),
+                to_string(m.outcome), residual_us, m.uncertainty_us, m.misfits);
     if (m.outcome != MeasurementOutcome::accepted) {
       EXPECT_EQ(m.outcome, MeasurementOutcome::not_confirmed) << w.name;
       ++refused;

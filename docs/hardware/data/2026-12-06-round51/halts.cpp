@@ -1,12 +1,17 @@
 // call1-halts.txt: for each recorded window (tests/core/data/README.md's
-// layout), the SMs with an iteration over 1.3 times both neighbours within
-// 50 us of the switch (request + true latency), the largest such excess, and
-// the SMs with one anywhere. From the repository root, with a build in build/:
-//   g++ -std=c++20 -O2 -Isrc -Itests/core docs/hardware/data/2026-12-06-round51/halts.cpp \
-//     build/liblatest_core.a -lfmt -lpthread -o /tmp/halts
+// layout), the request's GPU time (s), the SMs with an iteration over 1.3
+// times both neighbours that starts within 50 us of the switch (request +
+// true latency), and where there are any: the range of those iterations'
+// lengths (us), of their starts after the switch (us), the largest excess
+// over the longer neighbour (us) and the SMs' indices; then the SMs with
+// such an iteration anywhere. From the repository root, with a build in
+// build/:
+//   g++ -std=c++20 -O2 -Isrc -Itests/core docs/hardware/data/2026-12-06-round51/halts.cpp
+//     build/liblatest_core.a -lfmt -lpthread -o /tmp/halts    (one line)
 //   /tmp/halts DIR/*/*.bin
 #include <algorithm>
 #include <cstdio>
+#include <string>
 
 #include "recorded_window.hpp"
 
@@ -17,7 +22,8 @@ int main(int argc, char** argv) {
     const RecordedWindow w = load_recorded_window(argv[a]);
     const Nanos named = w.request_gpu_ns + static_cast<Nanos>(w.true_ms * 1e6);
     int near = 0, anywhere = 0;
-    double largest = 0;
+    double largest = 0, shortest = 1e18, longest = 0, earliest = 1e18, latest = -1e18;
+    std::string which;
     for (const auto& sm : w.records.sms) {
       const auto& d = sm.duration_ns;
       Nanos t = sm.first_start_ns;
@@ -25,15 +31,23 @@ int main(int argc, char** argv) {
       for (std::size_t i = 1; i + 1 < d.size(); t += d[i], ++i) {
         if (10ull * d[i] <= 13ull * d[i - 1] || 10ull * d[i] <= 13ull * d[i + 1]) continue;
         any = true;
-        if (t > named - 50'000 && t < named + 50'000) {
-          here = true;
-          largest = std::max(largest, static_cast<double>(d[i]) - std::max(d[i - 1], d[i + 1]));
-        }
+        if (t <= named - 50'000 || t >= named + 50'000) continue;
+        here = true;
+        largest = std::max(largest, static_cast<double>(d[i]) - std::max(d[i - 1], d[i + 1]));
+        shortest = std::min(shortest, static_cast<double>(d[i]));
+        longest = std::max(longest, static_cast<double>(d[i]));
+        earliest = std::min(earliest, static_cast<double>(t - named));
+        latest = std::max(latest, static_cast<double>(t - named));
       }
+      if (here) which += " " + std::to_string(sm.sm);
       near += here;
       anywhere += any;
     }
-    std::printf("%s %d->%d: %d SMs with a long iteration near the switch (largest excess %.1f us), %d anywhere\n",
-                argv[a], w.initial.mhz, w.target.mhz, near, largest / 1e3, anywhere);
+    std::printf("%s %d->%d, request at %.3f s: %d SMs with a long iteration near the switch", argv[a], w.initial.mhz,
+                w.target.mhz, static_cast<double>(w.request_gpu_ns) / 1e9, near);
+    if (near > 0)
+      std::printf(" (%.2f-%.2f us long, starting %+.2f to %+.2f us after it, largest excess %.1f us; SMs%s)",
+                  shortest / 1e3, longest / 1e3, earliest / 1e3, latest / 1e3, largest / 1e3, which.c_str());
+    std::printf(", %d anywhere\n", anywhere);
   }
 }
