@@ -1223,8 +1223,10 @@ Measurement detect_pass(const WindowRecords& records, Nanos request_gpu_ns, cons
   // And where the SMs' stall bounds miss each other by kMaterialNs or more
   // (place_after_stall): some SMs halted at the change while others ran on.
   // On one H200 half the SMs (pairs of neighbours) ran one iteration 5-32
-  // us long at four emulated switches, and the detector dated them 13-37 us
-  // late, one without a flag (round 51 of docs/hardware/h200.md). It flags
+  // us long at four emulated switches, and the detector dated them after
+  // the halts (where the latency's truth lies: the SMs stay at the target
+  // only from then), 13-37 us after the in-effect time, one without a flag
+  // (round 51 of docs/hardware/h200.md). It flags
   // no other of 256 real windows (rounds 12-51) nor of the 216 simulated
   // ones of same_answers.cpp, every ramp shape (docs/benchmarks.md).
   if (apart || m.sm_spread_ms * 1e6 > 2 * slower_ns + 5'000 || missed_stall_ns >= kMaterialNs)

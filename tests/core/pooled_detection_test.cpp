@@ -282,8 +282,9 @@ TEST(PooledDetection, MisfitsAreMaterial) {
 // The records alone cannot tell such a halt from an SM group that reached
 // the target late either; both put the truth there. Each window must be
 // refused, or carry `sms_disagree`, not be early against the earlier end of
-// that stretch, and state an uncertainty that reaches both of its ends. With each halted SM's long iteration as long as the next one,
-// the three it measures are within -0.8 and +2 us of the in-effect time and
+// that stretch, and state an uncertainty that reaches both of its ends.
+// With each halted SM's long iteration as long as the next one, the three
+// it measures are within -0.8 and +2 us of the in-effect time and
 // unflagged.
 TEST(PooledDetection, RealH200WindowsWithHalfTheSmsHaltedAreDatedAtTheHaltsEnd) {
   int refused = 0;
@@ -291,24 +292,20 @@ TEST(PooledDetection, RealH200WindowsWithHalfTheSmsHaltedAreDatedAtTheHaltsEnd) 
     RecordedWindow w = load(file);
     const Measurement m = replay(w);
     const double residual_us = (m.switching_ms - w.true_ms) * 1e3 - w.in_effect_us;
-    // The halts: an iteration over 1.3 times both neighbours, within 50 us
-    // of the switch; the latest end of one, after the in-effect time.
+    // The halts: long iterations within 50 us of the switch; the latest end
+    // of one after the in-effect time.
     const Nanos named = w.request_gpu_ns + std::llround(w.true_ms * 1e6);
     const Nanos in_effect = named + std::llround(w.in_effect_us * 1e3);
-    int halted = 0;
+    std::vector<bool> here(w.records.sms.size());
     double halts_end_us = -1e9;
-    for (SmRecords& sm : w.records.sms) {
-      std::vector<std::uint32_t>& d = sm.duration_ns;
-      Nanos at = sm.first_start_ns + d[0];  // iteration i's start
-      bool here = false;
-      for (std::size_t i = 1; i + 1 < d.size(); at += d[i], ++i) {
-        if (std::abs(at - named) > 50'000 || 10 * d[i] <= 13 * d[i - 1] || 10 * d[i] <= 13 * d[i + 1]) continue;
-        halts_end_us = std::max(halts_end_us, static_cast<double>(at + d[i] - in_effect) / 1e3);
-        d[i] = d[i + 1];
-        here = true;
-      }
-      halted += here;
+    for (const LongIteration& l : long_iterations(w.records)) {
+      if (std::abs(l.start - named) > 50'000) continue;
+      std::vector<std::uint32_t>& d = w.records.sms[l.sm].duration_ns;
+      halts_end_us = std::max(halts_end_us, static_cast<double>(l.start + d[l.i] - in_effect) / 1e3);
+      d[l.i] = d[l.i + 1];
+      here[l.sm] = true;
     }
+    const auto halted = std::count(here.begin(), here.end(), true);
     EXPECT_GE(halted, 59) << w.name;
     const double target_iteration_us = w.target.pooled.iteration.mean / 1e3;
     std::printf("%s: %s, error - in effect %+.2f us, the long iterations' end %+.2f us after in effect (a target "

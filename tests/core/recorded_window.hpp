@@ -80,6 +80,25 @@ inline std::vector<std::filesystem::path> recorded_windows_in(const std::filesys
   return files;
 }
 
+// An iteration over 1.3 times both its neighbours: a halt or an interrupt
+// (round 51 of docs/hardware/h200.md). Its SM (index into records.sms), its
+// index among that SM's iterations and its start on the GPU's time axis.
+struct LongIteration {
+  std::size_t sm = 0, i = 0;
+  Nanos start = 0;
+};
+inline std::vector<LongIteration> long_iterations(const WindowRecords& records) {
+  std::vector<LongIteration> out;
+  for (std::size_t s = 0; s < records.sms.size(); ++s) {
+    const std::vector<std::uint32_t>& d = records.sms[s].duration_ns;
+    if (d.empty()) continue;
+    Nanos start = records.sms[s].first_start_ns + d[0];
+    for (std::size_t i = 1; i + 1 < d.size(); start += d[i], ++i)
+      if (10ull * d[i] > 13ull * d[i - 1] && 10ull * d[i] > 13ull * d[i + 1]) out.push_back({s, i, start});
+  }
+  return out;
+}
+
 // The tolerances the engine gives the detectors for a window: half the step
 // to the nearest of the H200's clocks (345-1980 MHz, 15 MHz apart).
 inline double recorded_tolerance_ns(const ClockCalibration& c) {

@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "recorded_window.hpp"
 
@@ -31,34 +32,29 @@ int main(int argc, char** argv) {
   for (int a = 1; a < argc; ++a) {
     const RecordedWindow w = load_recorded_window(argv[a]);
     const Nanos named = w.request_gpu_ns + static_cast<Nanos>(w.true_ms * 1e6);
-    int near = 0, anywhere = 0;
     const Nanos in_effect = named + std::llround(w.in_effect_us * 1e3);
     double largest = 0, shortest = 1e18, longest = 0, earliest = 1e18, latest = -1e18, first_end = 1e18, last_end = -1e18;
     std::string which;
-    for (const auto& sm : w.records.sms) {
-      const auto& d = sm.duration_ns;
-      if (d.empty()) continue;
-      Nanos t = sm.first_start_ns + d[0];  // iteration i's start
-      bool here = false, any = false;
-      for (std::size_t i = 1; i + 1 < d.size(); t += d[i], ++i) {
-        if (10ull * d[i] <= 13ull * d[i - 1] || 10ull * d[i] <= 13ull * d[i + 1]) continue;
-        any = true;
-        if (t <= named - 50'000 || t >= named + 50'000) continue;
-        here = true;
-        largest = std::max(largest, static_cast<double>(d[i]) - std::max(d[i - 1], d[i + 1]));
-        shortest = std::min(shortest, static_cast<double>(d[i]));
-        longest = std::max(longest, static_cast<double>(d[i]));
-        earliest = std::min(earliest, static_cast<double>(t - named));
-        latest = std::max(latest, static_cast<double>(t - named));
-        first_end = std::min(first_end, static_cast<double>(t + d[i] - named));
-        last_end = std::max(last_end, static_cast<double>(t + d[i] - named));
-      }
-      if (here) which += " " + std::to_string(sm.sm);
-      near += here;
-      anywhere += any;
+    std::vector<bool> here(w.records.sms.size()), any(w.records.sms.size());
+    for (const LongIteration& l : long_iterations(w.records)) {
+      const auto& d = w.records.sms[l.sm].duration_ns;
+      const Nanos t = l.start;
+      any[l.sm] = true;
+      if (t <= named - 50'000 || t >= named + 50'000) continue;
+      if (!here[l.sm]) which += " " + std::to_string(w.records.sms[l.sm].sm);
+      here[l.sm] = true;
+      largest = std::max(largest, static_cast<double>(d[l.i]) - std::max(d[l.i - 1], d[l.i + 1]));
+      shortest = std::min(shortest, static_cast<double>(d[l.i]));
+      longest = std::max(longest, static_cast<double>(d[l.i]));
+      earliest = std::min(earliest, static_cast<double>(t - named));
+      latest = std::max(latest, static_cast<double>(t - named));
+      first_end = std::min(first_end, static_cast<double>(t + d[l.i] - named));
+      last_end = std::max(last_end, static_cast<double>(t + d[l.i] - named));
     }
+    const auto near = std::count(here.begin(), here.end(), true);
+    const auto anywhere = std::count(any.begin(), any.end(), true);
     std::printf("%s %d->%d, request at %.3f s: %d SMs with a long iteration near the switch", argv[a], w.initial.mhz,
-                w.target.mhz, static_cast<double>(w.request_gpu_ns) / 1e9, near);
+                w.target.mhz, static_cast<double>(w.request_gpu_ns) / 1e9, static_cast<int>(near));
     if (near > 0)
       std::printf(
           " (%.2f-%.2f us long, starting %+.2f to %+.2f us after it, ending %+.2f to %+.2f, that is %+.2f to %+.2f after "
@@ -66,6 +62,6 @@ int main(int argc, char** argv) {
           shortest / 1e3, longest / 1e3, earliest / 1e3, latest / 1e3, first_end / 1e3, last_end / 1e3,
           (first_end - static_cast<double>(in_effect - named)) / 1e3,
           (last_end - static_cast<double>(in_effect - named)) / 1e3, largest / 1e3, which.c_str());
-    std::printf(", %d anywhere\n", anywhere);
+    std::printf(", %d anywhere\n", static_cast<int>(anywhere));
   }
 }
