@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -382,6 +383,7 @@ Nanos CudaWorkload::start_stream(const WindowSpec& spec, double fmas, const Swit
   pending_bytes_ = 0;
   drain_error_ = nullptr;
   const Nanos launched = time_.now_ns();
+  last_pull_ns_ = launched;
   check_cuda(launch_window(a, info_.sm_count, options_.warps, shared_bytes_, stream_), "launching the stream");
   streaming_ = true;
   drainer_ = std::thread([this] { drain_in_background(); });
@@ -389,6 +391,8 @@ Nanos CudaWorkload::start_stream(const WindowSpec& spec, double fmas, const Swit
 }
 
 void CudaWorkload::pull() {
+  const Nanos started = time_.now_ns();
+  const Nanos previous = std::exchange(last_pull_ns_, started);
   const auto sms = static_cast<std::size_t>(info_.sm_count);
   const auto copy = static_cast<cudaStream_t>(copy_stream_);
   unsigned long long* anchors = h_heads_ + sms;
@@ -428,8 +432,17 @@ void CudaWorkload::pull() {
     SmRecords& rec = pending_records_[static_cast<std::size_t>(stream_smids_[b])];
     const std::size_t had = rec.duration_ns.size();
     if (had == 0) rec.first_start_ns = next_start_[b];
-    consumed_[b] += read_ring_block(h_ring_, static_cast<int>(sms), static_cast<int>(b), kRingShift, consumed_[b],
-                                    until, rec);
+    try {
+      consumed_[b] += read_ring_block(h_ring_, static_cast<int>(sms), static_cast<int>(b), kRingShift, consumed_[b],
+                                      until, rec);
+    } catch (const Error& e) {
+      // How long the host left the ring unread: a stall of this process
+      // (or of its CPUs) longer than the ring's records last shows here.
+      throw Error(e.kind(),
+                  fmt::format("{}; the host had last read the ring {:.1f} ms before, and it holds {} records an SM",
+                              e.what(), static_cast<double>(started - previous) / 1e6, 1ll << kRingShift),
+                  e.hint());
+    }
     for (std::size_t i = had; i < rec.duration_ns.size(); ++i) next_start_[b] += rec.duration_ns[i];
   }
 }

@@ -147,6 +147,7 @@ class CudaWorkload final : public Workload {
   std::vector<int> stream_smids_;          // per block
   std::vector<long long> consumed_;        // per block: records read
   std::vector<Nanos> next_start_;          // per block: the start of its next record
+  Nanos last_pull_ns_ = 0;                 // when the ring was last read (host time)
   std::vector<SmRecords> pending_records_;  // per SM: read, not yet drained
   std::int64_t pending_bytes_ = 0;
   Mhz card_mhz_ = 0;
