@@ -82,11 +82,13 @@ struct Tally {
   void print(const char* label) const {
     if (ratios.empty()) return;
     std::printf("%s: %zu windows; pooled %.1f ms (base %.1f), paper %.1f, paper then %.1f in all: pooled / paper "
-                "then %.2f (base %.2f); per window median %.2f, p90 %.2f, largest %.2f; the %zu the pooled one "
-                "measured: median %.2f, largest %.2f; answers differing from the base's: %d\n",
+                "then %.2f (base %.2f); per window median %.2f, p90 %.2f, largest %.2f, above 2: %zu; the %zu the "
+                "pooled one measured: median %.2f, largest %.2f; answers differing from the base's: %d\n",
                 label, ratios.size(), total[kPooled], total[kBase], total[kPaper], total[kPaperThen],
                 total[kPooled] / total[kPaperThen], total[kBase] / total[kPaperThen], quantile(ratios, 0.5),
-                quantile(ratios, 0.9), quantile(ratios, 1), measured.size(), quantile(measured, 0.5),
+                quantile(ratios, 0.9), quantile(ratios, 1),
+                static_cast<std::size_t>(std::count_if(ratios.begin(), ratios.end(), [](double r) { return r > 2; })),
+                measured.size(), quantile(measured, 0.5),
                 quantile(measured, 1), differ);
   }
 };
