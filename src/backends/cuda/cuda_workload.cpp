@@ -259,6 +259,33 @@ long long read_ring_block(const std::uint64_t* ring, int blocks, int block, int 
   return i - from;
 }
 
+SmRecords& PendingRecords::room_for(std::size_t more, Nanos first_start_ns) {
+  if (empty()) current_.first_start_ns = first_start_ns;
+  if (current_.duration_ns.size() + more > current_.duration_ns.capacity()) {
+    if (!current_.duration_ns.empty()) full_.push_back(std::exchange(current_, SmRecords{}));
+    current_.duration_ns.reserve(std::max(more, kChunk));
+    current_.cycles.reserve(std::max(more, kChunk));
+  }
+  return current_;
+}
+
+SmRecords PendingRecords::take() {
+  if (full_.empty()) return std::exchange(current_, SmRecords{});
+  SmRecords all = std::move(full_.front());
+  std::size_t count = current_.duration_ns.size();
+  for (const SmRecords& chunk : full_) count += chunk.duration_ns.size();
+  all.duration_ns.reserve(count);
+  all.cycles.reserve(count);
+  for (std::size_t k = 1; k <= full_.size(); ++k) {
+    const SmRecords& chunk = k < full_.size() ? full_[k] : current_;
+    all.duration_ns.insert(all.duration_ns.end(), chunk.duration_ns.begin(), chunk.duration_ns.end());
+    all.cycles.insert(all.cycles.end(), chunk.cycles.begin(), chunk.cycles.end());
+  }
+  full_.clear();
+  current_ = SmRecords{};
+  return all;
+}
+
 WindowKernelArgs CudaWorkload::kernel_args(const WindowSpec& spec, double fmas, const SwitchSignal& signal) {
   WindowKernelArgs a;
   a.anchors = d_anchors_;
@@ -379,7 +406,7 @@ Nanos CudaWorkload::start_stream(const WindowSpec& spec, double fmas, const Swit
   anchored_ = false;
   consumed_.assign(sms, 0);
   next_start_.assign(sms, 0);
-  pending_records_.assign(sms, SmRecords{});
+  pending_records_.assign(sms, PendingRecords{});
   pending_bytes_ = 0;
   drain_error_ = nullptr;
   const Nanos launched = time_.now_ns();
@@ -429,9 +456,9 @@ void CudaWorkload::pull() {
   }
   check_cuda(cudaStreamSynchronize(copy), "draining the stream");
   for (std::size_t b = 0; b < sms; ++b) {
-    SmRecords& rec = pending_records_[static_cast<std::size_t>(stream_smids_[b])];
+    SmRecords& rec = pending_records_[static_cast<std::size_t>(stream_smids_[b])].room_for(
+        static_cast<std::size_t>(std::max(0ll, until - consumed_[b])), next_start_[b]);
     const std::size_t had = rec.duration_ns.size();
-    if (had == 0) rec.first_start_ns = next_start_[b];
     try {
       consumed_[b] += read_ring_block(h_ring_, static_cast<int>(sms), static_cast<int>(b), kRingShift, consumed_[b],
                                       until, rec);
@@ -464,18 +491,23 @@ void CudaWorkload::drain_in_background() {
 
 WindowRecords CudaWorkload::drain() {
   if (!streaming_) throw Error(ErrorKind::internal, "drain without a stream");
-  const std::lock_guard<std::mutex> hold(ring_mutex_);
-  if (drain_error_) std::rethrow_exception(drain_error_);
-  pull();
+  std::vector<PendingRecords> taken(pending_records_.size());
   WindowRecords out;
-  out.sms.resize(pending_records_.size());
+  {
+    const std::lock_guard<std::mutex> hold(ring_mutex_);
+    if (drain_error_) std::rethrow_exception(drain_error_);
+    pull();
+    std::swap(taken, pending_records_);
+    out.bytes = pending_bytes_;
+    pending_bytes_ = 0;
+  }
+  // Joined outside the lock: the helper thread reads the ring meanwhile.
   // Records are indexed by SM, as a window's are.
+  out.sms.resize(taken.size());
   for (std::size_t s = 0; s < out.sms.size(); ++s) {
-    std::swap(out.sms[s], pending_records_[s]);
+    out.sms[s] = taken[s].take();
     out.sms[s].sm = static_cast<int>(s);
   }
-  out.bytes = pending_bytes_;
-  pending_bytes_ = 0;
   return out;
 }
 

@@ -66,6 +66,30 @@ std::vector<std::pair<long long, long long>> ring_copies(long long from, long lo
 long long read_ring_block(const std::uint64_t* ring, int blocks, int block, int ring_shift, long long from,
                           long long until, SmRecords& out);
 
+// One SM's records read from a stream's ring and not drained yet, kept in
+// chunks with room made before each read: the thread that reads the ring
+// never copies records to grow. Grown as one vector, the records held while
+// the engine did not drain were copied (and fresh pages touched) at each
+// doubling: on a 2-core VM 0.09 s at 33 k records an SM (132 SMs), 0.19 s
+// at 65 k and 0.40 s at 131 k, longer than the ring lasts at 1024 FMAs
+// (about 0.17 s at 1980 MHz), so the ring could overrun
+// (docs/benchmarks.md, "Records held for the engine").
+class PendingRecords {
+ public:
+  static constexpr std::size_t kChunk = std::size_t{1} << 12;  // records
+  bool empty() const { return full_.empty() && current_.duration_ns.empty(); }
+  // Where the next `more` records go (they may fill a chunk to its end, or
+  // start one): push them onto it. `first_start_ns` names where the first
+  // record began, while none is held.
+  SmRecords& room_for(std::size_t more, Nanos first_start_ns);
+  // Every record held, in order, as one SM's; none is left.
+  SmRecords take();
+
+ private:
+  std::vector<SmRecords> full_;
+  SmRecords current_;
+};
+
 class CudaWorkload final : public Workload {
  public:
   explicit CudaWorkload(const CudaOptions& options);
@@ -148,7 +172,7 @@ class CudaWorkload final : public Workload {
   std::vector<long long> consumed_;        // per block: records read
   std::vector<Nanos> next_start_;          // per block: the start of its next record
   Nanos last_pull_ns_ = 0;                 // when the ring was last read (host time)
-  std::vector<SmRecords> pending_records_;  // per SM: read, not yet drained
+  std::vector<PendingRecords> pending_records_;  // per SM: read, not yet drained
   std::int64_t pending_bytes_ = 0;
   Mhz card_mhz_ = 0;
   cpu_set_t helper_cpus_{};
