@@ -70,10 +70,10 @@ long long read_ring_block(const std::uint64_t* ring, int blocks, int block, int 
 // chunks with room made before each read: the thread that reads the ring
 // never copies records to grow. Grown as one vector, the records held while
 // the engine did not drain were copied (and fresh pages touched) at each
-// doubling: on a 2-core VM 0.09 s at 33 k records an SM (132 SMs), 0.19 s
-// at 65 k and 0.40 s at 131 k, longer than the ring lasts at 1024 FMAs
-// (about 0.17 s at 1980 MHz), so the ring could overrun
-// (docs/benchmarks.md, "Records held for the engine").
+// doubling: on a 2-core VM 0.10-0.27 s at 65 k records an SM (132 SMs)
+// and 0.20-0.57 s at 131 k, longer than the ring lasts at 1024 FMAs (about
+// 0.17 s at 1980 MHz), so the ring could overrun (docs/benchmarks.md,
+// "Records held for the engine").
 class PendingRecords {
  public:
   static constexpr std::size_t kChunk = std::size_t{1} << 12;  // records
