@@ -12,15 +12,7 @@ here=docs/hardware/data/2026-12-07-round53
 { lscpu | grep -E "Model name|Hypervisor"; } > "$out/host.txt" 2>&1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.applications.graphics,uuid --format=csv > "$out/smi.txt" 2>&1
 cc -shared -fPIC -O2 -o /tmp/engine_stall.so "$here/engine_stall.c" -ldl > "$log" 2>&1 || { cat "$log"; exit 1; }
-rm -rf /tmp/old && mkdir /tmp/old
-for f in *; do case $f in build*) ;; *) cp -r "$f" /tmp/old/ ;; esac; done
-(cd /tmp/old && git apply -R "$here/pending.diff") >> "$log" 2>&1 || { cat "$log"; exit 1; }
-for t in new old; do
-  src=.; [ $t = old ] && src=/tmp/old
-  { step "build $t"; cmake -S $src -B build-$t -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-      -DLATEST_BUILD_BENCHMARKS=OFF -DLATEST_BUILD_TESTS=OFF >/dev/null && cmake --build build-$t -j16 --target latest 2>&1 | tail -1; } >> "$log" 2>&1
-  [ -x build-$t/latest ] || { tail -n 30 "$log"; exit 1; }
-done
+source "$here/build-both.sh"
 for stall in ${STALLS:-0.4 0.8 1.5}; do
   for t in old new; do
     name=$t-c1024-engine$stall

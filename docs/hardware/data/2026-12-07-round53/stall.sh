@@ -15,15 +15,8 @@ set -u
 source scripts/h200-env.sh
 { id -u; nproc; lscpu | grep -E "Model name|Hypervisor"; } > "$out/host.txt" 2>&1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.applications.graphics,uuid --format=csv > "$out/smi.txt" 2>&1
-rm -rf /tmp/old && mkdir /tmp/old
-for f in *; do case $f in build*) ;; *) cp -r "$f" /tmp/old/ ;; esac; done
-(cd /tmp/old && git apply -R docs/hardware/data/2026-12-07-round53/pending.diff) > "$log" 2>&1 || { cat "$log"; exit 1; }
-for t in new old; do
-  src=.; [ $t = old ] && src=/tmp/old
-  { step "build $t"; cmake -S $src -B build-$t -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-      -DLATEST_BUILD_BENCHMARKS=OFF -DLATEST_BUILD_TESTS=OFF >/dev/null && cmake --build build-$t -j16 --target latest 2>&1 | tail -1; } >> "$log" 2>&1
-  [ -x build-$t/latest ] || { tail -n 30 "$log"; exit 1; }
-done
+# (As run, these lines stood here; they are build-both.sh now.)
+source docs/hardware/data/2026-12-07-round53/build-both.sh
 run() {  # binary fmas stop|starve seconds
   local t=$1 fmas=$2 how=$3 s=$4 name=$1-c$2-$3$4
   step "$name" >> "$log"
