@@ -4,11 +4,15 @@
 // MHz, 40 measurements each, the default chained schedule): as the engine
 // reads each window (RunObserver::window_read), the four detectors of
 // detector_timing.hpp are timed on it, alternated, the minimum of three
-// rounds each. run.sh builds it where ENGINE=1. Argument: the seed (7).
+// rounds each. run.sh builds it where ENGINE=1. Arguments: the seed (7),
+// then `each` to list every window as it is read (pair, mean iterations a
+// SM, the pooled detector's and the issue day's paper detector's ms, their
+// ratio, the pooled outcome).
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <string>
 
 #include "backends/sim/sim_backend.hpp"
 #include "core/engine.hpp"
@@ -18,6 +22,7 @@ using namespace host_time;
 
 namespace {
 struct Timing final : RunObserver {
+  bool each = false;
   Tally all;
   std::map<std::pair<Mhz, Mhz>, Tally> pairs;
   std::size_t records = 0, sm_windows = 0;  // for the mean iterations a SM
@@ -26,8 +31,14 @@ struct Timing final : RunObserver {
         time_detectors(w.records, w.request_gpu_ns, w.initial, w.target, w.initial_tol_ns, w.target_tol_ns, 3);
     all.add(t);
     pairs[{w.pair.init, w.pair.target}].add(t);
-    for (const auto& sm : w.records.sms) records += sm.duration_ns.size();
+    std::size_t n = 0;
+    for (const auto& sm : w.records.sms) n += sm.duration_ns.size();
+    records += n;
     sm_windows += w.records.sms.size();
+    if (each)
+      std::printf("window %4d -> %4d: %6zu iterations a SM, pooled %.3f ms, paper then %.3f: %.2f (%s)\n", w.pair.init,
+                  w.pair.target, n / std::max<std::size_t>(1, w.records.sms.size()), t.ms[kPooled], t.ms[kPaperThen],
+                  t.ms[kPooled] / t.ms[kPaperThen], to_string(t.pooled.outcome));
   }
 };
 }  // namespace
@@ -42,6 +53,7 @@ int main(int argc, char** argv) {
   s.pairs = ordered_pairs(s.clocks);
   s.min_measurements = s.max_measurements = 40;
   Timing timing;
+  timing.each = argc > 2 && std::string(argv[2]) == "each";
   Engine(workload, control, s, timing).run();
   for (const auto& [pair, t] : timing.pairs) {
     const auto n = static_cast<double>(t.ratios.size());
