@@ -1,4 +1,5 @@
-// Round 53's second call (docs/hardware/h200.md): stalls the engine's
+// Written for round 53's second call, run in round 54
+// (docs/hardware/h200.md): stalls the engine's
 // thread alone, once. Preloaded into `latest`, it makes the main thread's
 // first nanosleep after STALL_AT_S seconds (from the library's load) last
 // STALL_S seconds more; every other thread (the CUDA backend's helper that

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Round 53's second call (docs/hardware/h200.md): the engine's thread alone
+# Written for round 53's second call, run in round 54 with STALLS=1.5
+# (docs/hardware/h200.md): the engine's thread alone
 # stalled (engine_stall.c, preloaded: the main thread's first sleep after
 # 6 s lasts STALL seconds more) while the helper keeps reading the ring.
 # Chained selftests at 1024 FMAs (emulated switching, seed 40) with the
