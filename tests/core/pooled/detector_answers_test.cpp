@@ -1,0 +1,105 @@
+// The pooled detector's answers on a fixed set of windows, stored: every
+// field of every measurement must come out identical, bit for bit. A change
+// meant to keep the answers (a refactoring) must leave this test green; a
+// change meant to alter them rewrites the stored file in a commit of its
+// own, with the accuracy before and after:
+//   LATEST_WRITE_DETECTOR_ANSWERS=1 build/unit_tests --gtest_filter='DetectorAnswers.*'
+#include <gtest/gtest.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/pooled_detection.hpp"
+#include "core/recorded_window.hpp"
+#include "support/sim_windows.hpp"
+
+namespace latest {
+namespace {
+
+constexpr const char* kAnswers = LATEST_DETECTOR_ANSWERS;
+
+std::uint64_t per_sm_hash(const Measurement& m) {
+  std::uint64_t h = 1469598103934665603ull;
+  const auto mix = [&](std::int64_t v) {
+    for (int b = 0; b < 8; ++b) h = (h ^ static_cast<std::uint64_t>((v >> (8 * b)) & 0xff)) * 1099511628211ull;
+  };
+  for (const SmDetection& d : m.per_sm) {
+    mix(d.sm);
+    mix(static_cast<std::int64_t>(d.outcome));
+    mix(d.arrival_ns);
+    mix(d.departure_ns);
+  }
+  return h;
+}
+
+// Every field, doubles as hexadecimal floats (exact).
+std::string answer_line(const Measurement& m) {
+  char line[512];
+  std::snprintf(line, sizeof line, "%d %a %a %a %d %d %a %u %zu %016" PRIx64, static_cast<int>(m.outcome),
+                m.switching_ms, m.transition_ms, m.uncertainty_us, m.accepted_sms, m.max_sm, m.sm_spread_ms,
+                m.misfits, m.per_sm.size(), per_sm_hash(m));
+  return line;
+}
+
+std::vector<std::string> recorded_window_dirs() {
+  std::vector<std::string> dirs;
+  std::stringstream list(LATEST_RECORDED_WINDOW_DIRS);
+  for (std::string dir; std::getline(list, dir, ':');)
+    if (!dir.empty()) dirs.push_back(dir);
+  return dirs;
+}
+
+// name -> answer, for every window of the fixed set.
+std::map<std::string, std::string> answers_now() {
+  std::map<std::string, std::string> answers;
+  for (const auto& w : test::fixed_sim_windows())
+    answers["sim " + w.name] = answer_line(
+        detect_switch_pooled(w.records, w.request_gpu_ns, w.initial, w.target, 10, 20, PooledSettings{}));
+  for (const auto& dir : recorded_window_dirs())
+    for (const auto& path : recorded_windows_in(dir)) {
+      const RecordedWindow w = load_recorded_window(path);
+      const auto name = std::filesystem::path(dir).filename().string() + "/" +
+                        std::filesystem::relative(path, dir).string();
+      answers["real " + name] =
+          answer_line(detect_switch_pooled(w.records, w.request_gpu_ns, w.initial, w.target,
+                                           recorded_tolerance_ns(w.initial), recorded_tolerance_ns(w.target),
+                                           PooledSettings{}));
+    }
+  return answers;
+}
+
+TEST(DetectorAnswers, EveryFieldIsAsStored) {
+  const auto now = answers_now();
+  ASSERT_GE(now.size(), 250u);
+  if (std::getenv("LATEST_WRITE_DETECTOR_ANSWERS")) {
+    std::ofstream out(kAnswers);
+    for (const auto& [name, answer] : now) out << name << '\t' << answer << '\n';
+    GTEST_SKIP() << "wrote " << now.size() << " answers to " << kAnswers;
+  }
+  std::ifstream in(kAnswers);
+  ASSERT_TRUE(in) << kAnswers;
+  std::map<std::string, std::string> stored;
+  for (std::string line; std::getline(in, line);) {
+    const auto tab = line.find('\t');
+    stored[line.substr(0, tab)] = line.substr(tab + 1);
+  }
+  EXPECT_EQ(stored.size(), now.size());
+  int differ = 0;
+  for (const auto& [name, answer] : now) {
+    const auto it = stored.find(name);
+    if (it == stored.end() || it->second != answer) {
+      ++differ;
+      ADD_FAILURE() << name << "\n  stored: " << (it == stored.end() ? "(none)" : it->second) << "\n  now:    " << answer;
+    }
+  }
+  EXPECT_EQ(differ, 0) << "of " << now.size() << " windows";
+}
+
+}  // namespace
+}  // namespace latest
