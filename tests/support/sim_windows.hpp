@@ -2,8 +2,8 @@
 // A fixed set of simulated switch windows for replaying a detector: three
 // profiles, every ramp shape, seeds 1-3 (seed 3 with 12 ns of boundary
 // wander), 1024 and 4096 FMAs, a pair two clock steps apart and a random
-// one. The detector's stored answers (detector_answers_test.cpp) and the
-// host-time benchmark read the same windows.
+// one. The detector's stored answers (detector_answers_test.cpp) read them.
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -21,8 +21,8 @@ struct SimWindow {
   ClockCalibration initial, target;
 };
 
-inline std::vector<SimWindow> fixed_sim_windows() {
-  std::vector<SimWindow> windows;
+// Each window in turn (together they would hold gigabytes of records).
+inline void for_each_fixed_sim_window(const std::function<void(const SimWindow&)>& use) {
   for (const char* profile : {"h200", "a100", "rtx6000"})
     for (auto shape : sim::kRampShapes)
       for (int seed = 1; seed <= 3; ++seed)
@@ -60,9 +60,8 @@ inline std::vector<SimWindow> fixed_sim_windows() {
             w.request_gpu_ns = gpu.synchronize().to_gpu(request);
             w.name = std::string(profile) + " " + sim::to_string(shape) + " s" + std::to_string(seed) + " f" +
                      std::to_string(fmas) + " " + std::to_string(from) + "->" + std::to_string(to);
-            windows.push_back(std::move(w));
+            use(w);
           }
-  return windows;
 }
 
 }  // namespace latest::test

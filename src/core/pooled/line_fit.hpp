@@ -71,9 +71,8 @@ inline Line fit_line(const Boundaries& e, std::int64_t from, std::int64_t to, bo
     // In whole numbers where every sum stays below 2^52: x and y are never
     // negative (the boundaries ascend), so no partial sum exceeds the last,
     // and the doubles' sums below are then exact too, the same to the bit.
-    // With four chains of dependent additions in doubles, `detect_pass`'s
-    // own code, where this is inlined, took 6.5 % of a default window's
-    // samples, 2.9 % without (docs/benchmarks.md).
+    // Integer sums avoid four chains of dependent additions in doubles, about
+    // half of this fit's host time.
     const std::int64_t last = first + (to - first) / Boundaries::kBlock * Boundaries::kBlock;
     const auto count = static_cast<double>((last - first) / Boundaries::kBlock + 1);
     const auto x_last = static_cast<double>(last - from), y_last = static_cast<double>(e.at_block(last) - t0);

@@ -58,9 +58,10 @@ std::vector<std::string> recorded_window_dirs() {
 // name -> answer, for every window of the fixed set.
 std::map<std::string, std::string> answers_now() {
   std::map<std::string, std::string> answers;
-  for (const auto& w : test::fixed_sim_windows())
+  test::for_each_fixed_sim_window([&](const test::SimWindow& w) {
     answers["sim " + w.name] = answer_line(
         detect_switch_pooled(w.records, w.request_gpu_ns, w.initial, w.target, 10, 20, PooledSettings{}));
+  });
   for (const auto& dir : recorded_window_dirs())
     for (const auto& path : recorded_windows_in(dir)) {
       const RecordedWindow w = load_recorded_window(path);
