@@ -127,10 +127,8 @@ BENCHMARK(BM_EngineAccuracyAndCost)->Iterations(1)->Unit(benchmark::kSecond)->Us
 // the paper's runs on every accepted window too): h200, seed 7, clocks 1980,
 // 1890 (a close pair, 6 steps), 1500 and 990 MHz, all 12 pairs, 40
 // measurements each. Errors in target iterations against the truth, and
-// each detector's host time per window (docs/benchmarks/detector-host-time
-// puts it beside the issue day's paper detector). The argument: the RMS
-// (ns) of a common wander of the SMs' boundaries (some H200s,
-// docs/hardware/h200.md round 12), 0 for none.
+// each detector's host time per window. The argument: the RMS (ns) of a
+// common wander of the SMs' boundaries (as on some H200s), 0 for none.
 void BM_DetectorsOnTheSameRecords(benchmark::State& state) {
   sim::Injection injection;
   injection.boundary_wander_ns = static_cast<double>(state.range(0));

@@ -82,10 +82,10 @@ std::string crowded_sm_note(int warps) {
   if (warps <= kWarpsShownSound) return {};
   return fmt::format(
       "--warps {}: the recording warp shares its SM with {} others, and from 8 warps on its own iterations slowed "
-      "and varied with theirs. On an H100 under emulated switching (docs/hardware/h200.md, round 36) up to {} "
+      "and varied with theirs. On an H100 under emulated switching (docs/decisions/0006-one-warp-per-sm.md) up to {} "
       "warps measured as one did; at 8 a third of the measurements came out 2-58 us late, most stating far less "
       "uncertainty; at 16 and 31 no window passed. Use {} or fewer unless the load is what you study "
-      "(docs/methodology.md, \"Load\")",
+      "(docs/methodology.md, \"Records and volume\")",
       warps, warps - 1, kWarpsShownSound, kWarpsShownSound);
 }
 

@@ -43,7 +43,7 @@ struct Accuracy {
   // told beside the criterion, not part of it (the verdict bounds the
   // median, and the early side measurement by measurement). On one H100 at
   // 8 warps per SM a third of the measurements came out late so while the
-  // criterion held (docs/hardware/h200.md, round 36).
+  // criterion held (docs/decisions/0006-one-warp-per-sm.md).
   std::optional<double> late_share;
   // The selftest's criterion, two-sided: the median |residual| is within the
   // bound, and at most 1 % of measurements are early beyond the sync

@@ -27,9 +27,9 @@ struct PooledSettings {
   // A rate change smaller than this share of the tolerance (half the step
   // to the nearest clock) is no change: far below any clock step. At 0.1
   // (0.75 MHz on 15 MHz steps) a last level 0.6–1.5 MHz short of the target
-  // passed for it, thousands of iterations early. On one H200, side by side
-  // (round 9, call 4 of docs/hardware/h200.md), 0.04 rejected 3 of 83
-  // windows at 4096 FMAs where 0.1 rejected 79 of 159.
+  // passed for it, thousands of iterations early. On one H200 under
+  // emulated switching, 0.04 rejected 3 of 83 windows at 4096 FMAs where
+  // 0.1 rejected 79 of 159.
   double relevant_rate_share = 0.04;
   // The scans for the arrival and its tail hinge also pass over rate
   // levels closer to the target than this share of the whole change, in

@@ -25,9 +25,9 @@ EngineSettings selftest_engine_settings(const std::vector<Mhz>& clocks, const Se
   // window's iterations are counted at the slower clock (plan_window), so
   // before a decrease the card runs them faster and the window is shorter:
   // it holds L only where the capture is L times the clocks' ratio. At 1.5
-  // times L, 1980 -> 990 MHz windows missed every L above ~42 of 50 ms
-  // (round 28 of docs/hardware/h200.md: up to 10 tries of 60 failed, and
-  // once the pair was skipped). A tenth more, and 5 ms for the confirmation.
+  // times L, 1980 -> 990 MHz windows on an H100 missed every L above ~42 of
+  // 50 ms (up to 10 tries of 60 failed, and once the pair was skipped). A
+  // tenth more, and 5 ms for the confirmation.
   const auto [slowest, fastest] = std::minmax_element(clocks.begin(), clocks.end());
   const double ratio = clocks.empty() ? 1.0 : static_cast<double>(*fastest) / static_cast<double>(*slowest);
   s.plan.capture_ms = st.max_latency_ms * std::max(1.5, 1.1 * ratio) + 5;

@@ -127,7 +127,7 @@ void expect_every_window_within_h200_target(const char* dir, std::size_t count) 
 // after their in-effect time and the 1980 -> 990 ones 1.7 to 4.4 us late;
 // counting the pooled hinges' gains as if every SM were independent
 // marched two 990 -> 1980 windows 8.7 and 21.6 us late (round 20 of
-// docs/hardware/h200.md: 5 of 240 measurements early beyond the sync
+// the former hardware log (git history): 5 of 240 measurements early beyond the sync
 // uncertainty, the selftest's verdict not met). Each must now be within
 // -0.8 and +2 us (the p99 on the H200) of its truth.
 TEST(PooledDetection, RealH200WindowsOfSmsInStep) {
@@ -135,7 +135,7 @@ TEST(PooledDetection, RealH200WindowsOfSmsInStep) {
 }
 
 // Real records of a chained stream at 4096 FMAs, 1980 <-> 990 MHz, from one
-// H200 (round 21 of docs/hardware/h200.md; core/data/README.md):
+// H200 (round 21 of the former hardware log (git history); core/data/README.md):
 // - 1980 -> 990: the SMs whose boundary fell at the switch ran their first
 //   target iteration 50 to 120 ns longer, the emulation's own cost. The
 //   arrival's tail hinge read that as lag still owed and, from the first
@@ -161,7 +161,7 @@ TEST(PooledDetection, RealH200ChainedWindows) {
 }
 
 // Real records of chained streams on one H100 (round 22 of
-// docs/hardware/h200.md; core/data/README.md), six with each block's timing
+// the former hardware log (git history); core/data/README.md), six with each block's timing
 // started blockIdx/gridDim of an iteration late, so that the SMs' phases
 // spread over 6-16 us of the 9.3 and 18.4 us iterations, and one without.
 // Each SM's first one or two target iterations after its own switch ran
@@ -183,7 +183,7 @@ TEST(PooledDetection, RealH100WindowsWithSpreadPhases) {
 }
 
 // Real records of chained streams on one H200 (round 23 of
-// docs/hardware/h200.md; core/data/README.md), 990 -> 1980 at 4096 FMAs.
+// the former hardware log (git history); core/data/README.md), 990 -> 1980 at 4096 FMAs.
 // After the switch the rate of 2 ms stretches stayed within 1 ns of its
 // mean, but single blocks of 64 iterations strayed 1.5-2.0 ns an iteration
 // every 10-40 ms, past the relevance threshold's 1.4 ns: the scan settled
@@ -198,7 +198,7 @@ TEST(PooledDetection, RealH200WindowsWithLateRateStraysAreMeasured) {
 }
 
 // Real records of the paper's schedule on one H100 (round 27 of
-// docs/hardware/h200.md; core/data/README.md), 1980 -> 990 at 1024 FMAs.
+// the former hardware log (git history); core/data/README.md), 1980 -> 990 at 1024 FMAs.
 // Some SMs ran up to 13 ns of 4,824 an iteration slower for tens of ms,
 // the pooled rate 2.2 ns off the target's: in `p1024-w12` from the switch
 // (11 ms) to 71 ms, then back; in `p1024-w9` from 13 ms to the window's
@@ -212,7 +212,7 @@ TEST(PooledDetection, RealH100WindowsWithSomeSmsSlowedAfterTheSwitch) {
 }
 
 // A real record of a chained stream on one H200 (round 23 of
-// docs/hardware/h200.md; core/data/README.md), 990 -> 1980 at 4096 FMAs:
+// the former hardware log (git history); core/data/README.md), 990 -> 1980 at 4096 FMAs:
 // the first 15 target iterations after the switch ran 3-5 ns long (of
 // 9,287), so the pooled scan's latest significant bin lay 4.6 iterations
 // after the switch, and the floor set there dated it 33 us late (25 us
@@ -225,7 +225,7 @@ TEST(PooledDetection, RealH200WindowWithAPostSwitchDrift) {
 }
 
 // A real record of a chained stream on one H100 (round 43 of
-// docs/hardware/h200.md; core/data/README.md), 1980 -> 990 at 4096 FMAs:
+// the former hardware log (git history); core/data/README.md), 1980 -> 990 at 4096 FMAs:
 // every SM's own change point lies within 0.7 us before the in-effect
 // time, and the first target iteration after the emulated switch lagged
 // the final line by a few ns, so the scan's late bin ended 1.2 iterations
@@ -269,7 +269,7 @@ TEST(PooledDetection, MisfitsAreMaterial) {
   });
 }
 
-// Records of one H200 (round 51 of docs/hardware/h200.md; core/data/README.md)
+// Records of one H200 (round 51 of the former hardware log (git history); core/data/README.md)
 // where, at four emulated switches of one chained run, 59 to 66 of the 132
 // SMs (pairs of neighbours, the same ones each time) ran one iteration 5.3
 // to 31.6 us long just after their switch while the others ran on; in three

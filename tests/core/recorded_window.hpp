@@ -1,7 +1,7 @@
 #pragma once
 // A window recorded on a real H200 (tests/core/data/README.md gives the
-// layout), read back: by the replay tests (pooled_detection_test.cpp) and by
-// the host-time harness (docs/benchmarks/detector-host-time/).
+// layout), read back by the replay tests (pooled_detection_test.cpp,
+// pooled/detector_answers_test.cpp).
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
@@ -81,7 +81,7 @@ inline std::vector<std::filesystem::path> recorded_windows_in(const std::filesys
 }
 
 // An iteration over 1.3 times both its neighbours: a halt or an interrupt
-// (round 51 of docs/hardware/h200.md). Its SM (index into records.sms), its
+// (round 51 of the former hardware log (git history)). Its SM (index into records.sms), its
 // index among that SM's iterations and its start on the GPU's time axis.
 struct LongIteration {
   std::size_t sm = 0, i = 0;

@@ -20,8 +20,8 @@ struct Injection {
   std::optional<Mhz> power_cap_mhz;  // clocks above it cannot be held
   std::optional<RampShape> ramp_shape;  // every switch takes this shape, not the profile's draw
   // RMS (ns) of a wander common to every SM's timer readings over
-  // milliseconds, no clock change: some H200s (round 12 of
-  // docs/hardware/h200.md) move by 15-25 ns within a millisecond.
+  // milliseconds, no clock change: some H200s move by 15-25 ns within a
+  // millisecond (docs/hardware.md).
   double boundary_wander_ns = 0;
 };
 

@@ -94,8 +94,7 @@ static_assert(kRecordBlock == 64 && kMark == 16);
 // False where an offset does not fit 32 bits (a block whose first 48
 // records last 4.3 s or more); the caller then takes them again in 64 bits.
 // Offsets, not 64-bit times: the 64-bit marks' stores made the pass over a
-// default window from memory 1.06-1.15 ms against 0.92-1.01
-// (records_pass.cpp, docs/benchmarks.md). A third of the detector's host
+// default window from memory 1.06-1.15 ms against 0.92-1.01. A third of the detector's host
 // time at SSE2, so compiled for AVX2 too where the CPU has it
 // (BM_DetectSwitchPooled 4.82-4.87 ms a window before, 3.66-3.91 after),
 // and one call per SM, not per block. Integer sums and extremes: either
