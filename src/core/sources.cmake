@@ -6,8 +6,11 @@ set(LATEST_CORE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/detection.cpp
   ${CMAKE_CURRENT_LIST_DIR}/pooled_detection.cpp
   ${CMAKE_CURRENT_LIST_DIR}/planner.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/measurement_core.cpp
   ${CMAKE_CURRENT_LIST_DIR}/engine.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/chained_schedule.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/schedules/stream_request.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/schedules/paper_schedule.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/schedules/chained_schedule.cpp
   ${CMAKE_CURRENT_LIST_DIR}/route_measurement.cpp
   ${CMAKE_CURRENT_LIST_DIR}/accuracy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/selftest.cpp)
