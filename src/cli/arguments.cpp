@@ -42,17 +42,10 @@ Mhz parse_mhz(const std::string& s, const char* what) {
 
 }  // namespace
 
-namespace {
-
-// One item of --freq: a clock, or a range LO:HI of supported clocks.
-struct ClockItem {
-  Mhz low = 0, high = 0;
-  bool range = false;
-};
-
-std::vector<ClockItem> parse_clock_items(const std::string& text) {
-  if (text == "all") return {{0, 0, true}};
-  std::vector<ClockItem> items;
+ClockSet parse_clock_set(const std::string& text) {
+  if (text == "all") return {text, {{0, 0, true}}};
+  ClockSet set{text, {}};
+  std::vector<ClockItem>& items = set.items;
   for (const auto& part : split(text, ',')) {
     const auto ends = split(part, ':');
     if (ends.size() == 2) {
@@ -70,12 +63,8 @@ std::vector<ClockItem> parse_clock_items(const std::string& text) {
                   "e.g. --freq 600,900,1200, --freq 600:1500 or --freq all");
     }
   }
-  return items;
+  return set;
 }
-
-}  // namespace
-
-void check_clock_syntax(const std::string& text) { parse_clock_items(text); }
 
 std::vector<Mhz> parse_route(const std::string& text) {
   std::vector<Mhz> clocks;
@@ -92,9 +81,13 @@ std::vector<Mhz> parse_route(const std::string& text) {
 }
 
 std::vector<Mhz> parse_clock_list(const std::string& text, const std::vector<Mhz>& supported) {
+  return resolve_clock_set(parse_clock_set(text), supported);
+}
+
+std::vector<Mhz> resolve_clock_set(const ClockSet& set, const std::vector<Mhz>& supported) {
   std::vector<Mhz> clocks;
   std::set<Mhz> listed, seen;
-  for (const ClockItem& item : parse_clock_items(text)) {
+  for (const ClockItem& item : set.items) {
     if (!item.range) {
       check_supported({item.low}, supported);
       if (!listed.insert(item.low).second)
@@ -165,10 +158,30 @@ std::vector<ClockPair> resolve_pairs(const std::string& selection, const std::ve
 }
 
 Detector parse_detector(const std::string& text) {
-  if (text == "pooled") return Detector::pooled;
+  if (text == "pooled" || text == "auto") return Detector::pooled;
   if (text == "paper") return Detector::paper;
   throw Error(ErrorKind::bad_argument, fmt::format("unknown --detector '{}'", text),
               "use pooled (the default: all SMs together) or paper (the paper's per-SM rule, for comparison)");
+}
+
+Schedule parse_schedule(const std::string& text) {
+  if (text == "chained") return Schedule::chained;
+  if (text == "paper") return Schedule::paper;
+  throw Error(ErrorKind::bad_argument, fmt::format("unknown --schedule '{}'", text),
+              "use chained (the default: many switches per launch) or paper (one switch per launch)");
+}
+
+DeviceSelection parse_device_selection(const std::string& text) {
+  DeviceSelection selection{text, text == "all", {}};
+  if (selection.all) return selection;
+  for (const auto& item : split(text, ',')) {
+    const DeviceSelector sel = parse_device_selector(item);
+    for (const auto& earlier : selection.devices)
+      if (earlier.text == sel.text)
+        throw Error(ErrorKind::bad_argument, fmt::format("--device lists {} twice", item), "name each GPU once");
+    selection.devices.push_back(sel);
+  }
+  return selection;
 }
 
 DeviceSelector parse_device_selector(const std::string& d) {

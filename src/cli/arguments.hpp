@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/detection.hpp"
+#include "core/planner.hpp"
 #include "core/types.hpp"
 
 namespace latest::cli {
@@ -16,13 +17,27 @@ std::vector<std::string> split(const std::string& text, char sep);
 // none twice in a row, not ending where it starts (the syntax alone).
 std::vector<Mhz> parse_route(const std::string& text);
 
-// --freq: clocks in MHz ("600,900,1200"), ranges of the supported clocks
-// ("600:1500", also mixed with clocks), or "all" (every supported clock).
-// Rejects non-numbers, unsupported clocks (naming the nearest), ranges with
-// no supported clock, a clock listed twice and fewer than two clocks.
+// One item of --freq: a clock, or a range LO:HI of supported clocks (0:0:
+// every supported clock).
+struct ClockItem {
+  Mhz low = 0, high = 0;
+  bool range = false;
+};
+// --freq as parsed at the edge, before any device is opened: clocks in MHz
+// ("600,900,1200"), ranges of the supported clocks ("600:1500", also mixed
+// with clocks), or "all" (every supported clock). Rejects non-numbers and
+// ranges that run downwards.
+struct ClockSet {
+  std::string text;  // as given, for messages and the manifest
+  std::vector<ClockItem> items;
+};
+ClockSet parse_clock_set(const std::string& text);
+// The clocks of a set on a device: rejects unsupported clocks (naming the
+// nearest), ranges with no supported clock, a clock listed twice and fewer
+// than two clocks.
+std::vector<Mhz> resolve_clock_set(const ClockSet& set, const std::vector<Mhz>& supported);
+// Both at once.
 std::vector<Mhz> parse_clock_list(const std::string& text, const std::vector<Mhz>& supported);
-// The syntax alone, before any device is opened.
-void check_clock_syntax(const std::string& text);
 
 // Every requested clock must be supported; the message names the nearest
 // supported ones.
@@ -32,8 +47,10 @@ void check_supported(const std::vector<Mhz>& clocks, const std::vector<Mhz>& sup
 // Explicit pairs must use clocks from `clocks`.
 std::vector<ClockPair> resolve_pairs(const std::string& selection, const std::vector<Mhz>& clocks);
 
-// --detector: pooled (the default) or paper.
+// --detector: pooled (the default; "auto" is pooled too) or paper.
 Detector parse_detector(const std::string& text);
+// --schedule: chained (the default) or paper.
+Schedule parse_schedule(const std::string& text);
 
 // Why an --output directory cannot be written: it is a file, or not writable.
 std::string unwritable_output(const std::string& path);
@@ -52,5 +69,13 @@ bool output_per_gpu(const std::string& pattern);
 
 // --device: an index, a UUID (GPU-... or MIG-...) or a PCI bus id.
 DeviceSelector parse_device_selector(const std::string& text);
+// --device where a command takes several GPUs: "all" (every GPU of the
+// backend), or one or more selectors ("0,2,5"), none twice.
+struct DeviceSelection {
+  std::string text = "0";  // as given
+  bool all = false;
+  std::vector<DeviceSelector> devices = {{DeviceSelector::Kind::index, "0", 0}};
+};
+DeviceSelection parse_device_selection(const std::string& text);
 
 }  // namespace latest::cli

@@ -26,11 +26,10 @@ bool driver_present() {
   return true;
 }
 
-int sim_device_index(const std::string& device, int count) {
-  const DeviceSelector sel = parse_device_selector(device);
+int sim_device_index(const DeviceSelector& sel, int count) {
   const std::string cards = count == 1 ? "one GPU, index 0" : fmt::format("{} GPUs, indices 0 to {}", count, count - 1);
   if (sel.kind != DeviceSelector::Kind::index)
-    throw Error(ErrorKind::not_found, fmt::format("device '{}' not found on the simulator", device),
+    throw Error(ErrorKind::not_found, fmt::format("device '{}' not found on the simulator", sel.text),
                 fmt::format("the simulator has {} (--sim-gpus)", cards));
   if (sel.index >= count)
     throw Error(ErrorKind::not_found, fmt::format("device {} not found: the simulator has {}", sel.index, cards),
@@ -91,7 +90,7 @@ Backends open_sim(const BackendOptions& o) {
   b.workload = std::make_unique<sim::SimWorkload>(gpu);
   if (o.clock_control == "nvml") {
     // CI's pairing: the real NVML code path (through a fake library) with the simulated workload.
-    use_nvml(b, open_nvml(o, parse_device_selector(o.device)));
+    use_nvml(b, open_nvml(o, o.device));
   } else {
     b.clocks = std::make_shared<sim::SimClockControl>(gpu, card);
     if (o.read_only || nvml::read_only_from_environment()) b.clocks = std::make_shared<ReadOnlyClockControl>(b.clocks);
@@ -103,7 +102,7 @@ Backends open_sim(const BackendOptions& o) {
 Backends open_cuda(const BackendOptions& o) {
   // CUDA and NVML number GPUs differently: match them by PCI bus id.
   int cuda_index = 0;
-  const DeviceSelector sel = parse_device_selector(o.device);
+  const DeviceSelector& sel = o.device;
   if (sel.kind == DeviceSelector::Kind::uuid) {
     nvml::NvmlOptions by_uuid{sel, true, o.clock_api};
     cuda_index = cuda::cuda_index_for_bus_id(nvml::NvmlDevice::open(by_uuid)->identity().pci_bus_id);
@@ -140,20 +139,11 @@ Backends open_cuda(const BackendOptions& o) {
 
 }  // namespace
 
-std::vector<std::string> device_list(const BackendOptions& o) {
-  std::vector<std::string> out;
-  if (o.device != "all") {
-    for (const auto& item : split(o.device, ',')) {
-      parse_device_selector(item);  // its own message for a bad one
-      if (std::find(out.begin(), out.end(), item) != out.end())
-        throw Error(ErrorKind::bad_argument, fmt::format("--device lists {} twice", item), "name each GPU once");
-      out.push_back(item);
-    }
-    return out;
-  }
+std::vector<DeviceSelector> resolve_devices(const DeviceSelection& selection, const BackendOptions& o) {
+  if (!selection.all) return selection.devices;
   // Every GPU of the backend that --backend resolves to.
   BackendOptions first = o;
-  first.device = "0";
+  first.device = {DeviceSelector::Kind::index, "0", 0};
   int count = 0;
   {
     const Backends b = open_backends(first);
@@ -165,12 +155,13 @@ std::vector<std::string> device_list(const BackendOptions& o) {
 #endif
     }
   }
-  for (int i = 0; i < count; ++i) out.push_back(std::to_string(i));
+  std::vector<DeviceSelector> out;
+  for (int i = 0; i < count; ++i) out.push_back({DeviceSelector::Kind::index, std::to_string(i), i});
   return out;
 }
 
 std::shared_ptr<RunGuard> open_nvml_guard(const BackendOptions& o) {
-  return open_nvml(o, parse_device_selector(o.device)).guard;
+  return open_nvml(o, o.device).guard;
 }
 
 Backends open_backends(const BackendOptions& o) {

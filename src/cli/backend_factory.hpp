@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/clock_control.hpp"
+#include "cli/arguments.hpp"
 #include "core/device_query.hpp"
 #include "core/workload.hpp"
 #include "guard/run_guard.hpp"
@@ -22,7 +23,7 @@ struct EmulationOptions {
 struct BackendOptions {
   std::string backend = "auto";        // auto | cuda | sim
   std::string clock_control = "auto";  // auto (the backend's own) | sim | nvml
-  std::string device = "0";            // index, UUID or PCI bus id; measuring also takes "all" or a list "0,2"
+  DeviceSelector device{DeviceSelector::Kind::index, "0", 0};  // one GPU: index, UUID or PCI bus id
   std::string sim_profile = "h200";
   int sim_gpus = 1;                    // simulated cards of the model, indices 0..N-1
   std::uint64_t seed = 1;
@@ -48,10 +49,9 @@ struct Backends {
 
 Backends open_backends(const BackendOptions& options);
 
-// --device as a list of single selectors: "all" (every GPU of the backend
-// --backend resolves to; --sim-gpus of them on the simulator), "0,2,5", or
-// one selector.
-std::vector<std::string> device_list(const BackendOptions& options);
+// The GPUs a selection names: those listed, or for "all" every GPU of the
+// backend `options` resolves to (--sim-gpus of them on the simulator).
+std::vector<DeviceSelector> resolve_devices(const DeviceSelection& selection, const BackendOptions& options);
 
 // The run guard of an NVML device, for `latest reset`.
 std::shared_ptr<RunGuard> open_nvml_guard(const BackendOptions& options);

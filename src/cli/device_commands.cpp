@@ -32,7 +32,10 @@ using nlohmann::json;
 void add_reset_command(CLI::App& app, ResetOptions& o) {
   auto* cmd = app.add_subcommand("reset", "put back the clocks a crashed or killed run left changed (from its state file), "
                                           "or reset them to the driver defaults");
-  cmd->add_option("-d,--device", o.device, "GPU: NVML index, UUID or PCI bus id")->capture_default_str();
+  cmd->add_option_function<std::string>(
+         "-d,--device", [&o](const std::string& text) { o.device = parse_device_selector(text); },
+         "GPU: NVML index, UUID or PCI bus id")
+      ->default_str("0");
 }
 
 int run_reset(const ResetOptions& o) {
@@ -49,7 +52,10 @@ int run_reset(const ResetOptions& o) {
 void add_info_command(CLI::App& app, InfoOptions& o) {
   auto* cmd = app.add_subcommand("info", "show the GPU, its clocks, who may change them, the timer and a short "
                                          "calibration at its current clock; changes nothing");
-  cmd->add_option("-d,--device", o.backend.device, "GPU: index, UUID or PCI bus id")->capture_default_str();
+  cmd->add_option_function<std::string>(
+         "-d,--device", [&o](const std::string& text) { o.backend.device = parse_device_selector(text); },
+         "GPU: index, UUID or PCI bus id")
+      ->default_str("0");
   cmd->add_option("--backend", o.backend.backend, "auto, cuda or sim")->capture_default_str();
   cmd->add_option("--sim-profile", o.backend.sim_profile, "simulated card")->capture_default_str();
   cmd->add_option("--clock-control", o.backend.clock_control, "auto, sim or nvml")->capture_default_str();
@@ -109,67 +115,38 @@ json check_stream(Workload& w, std::int64_t fmas, double window_mean_ns) {
           {"sd_ns", m.sd}, {"minus_window_ns", m.mean - window_mean_ns}, {"bytes", bytes}};
 }
 
-}  // namespace
-
-int run_info(const InfoOptions& o) {
-  BackendOptions b = o.backend;
-  b.read_only = true;  // info never changes anything
-  Backends backends = open_backends(b);
-  if (!backends.notice.empty()) fmt::print(stderr, "{}\n", backends.notice);
-  Workload& w = *backends.workload;
-  ClockControl& c = *backends.clocks;
-  json doc;
-  const DeviceIdentity id = c.identity();
-  const WorkloadInfo wi = w.info();
-  fmt::print("device {}: {}\n  UUID {}\n  PCI bus id {}\n  SMs {}, backend {}\n", id.index, id.name, id.uuid,
-             id.pci_bus_id, wi.sm_count, wi.backend);
-  doc["device"] = {{"index", id.index}, {"name", id.name}, {"uuid", id.uuid}, {"pci_bus_id", id.pci_bus_id},
-                   {"sm_count", wi.sm_count}, {"backend", wi.backend}};
-  const auto clocks = c.supported_clocks();
-  fmt::print("supported SM clocks: {}\n", clock_table_text(clocks));
-  if (o.all_clocks) fmt::print("  {}\n", fmt::join(clocks, ","));
-  doc["supported_clocks_mhz"] = clocks;
-  const Telemetry t = c.telemetry();
-  fmt::print("clock-event reasons 0x{:x}{}{}; temperature {}; power {}; memory clock {}\n", t.throttle.raw_reasons,
-             t.throttle.thermal ? " (thermal)" : "", t.throttle.power ? " (power)" : "",
-             t.temperature_c ? fmt::format("{:.0f} C", *t.temperature_c) : "unknown",
-             t.power_w ? fmt::format("{:.0f} W", *t.power_w) : "unknown",
-             t.memory_mhz ? fmt::format("{} MHz", *t.memory_mhz) : "unknown");
-  doc["telemetry"] = {{"reasons", t.throttle.raw_reasons}, {"temperature_c", t.temperature_c.value_or(NAN)},
-                      {"power_w", t.power_w.value_or(NAN)}};
-  if (backends.query) {
-    DeviceQuery& q = *backends.query;
-    const auto devices = q.all_devices();
-    json all = json::array();
-    fmt::print("GPUs NVML sees ({}):\n", devices.size());
-    for (const auto& d : devices) {
-      fmt::print("  {} {}  {}  {}{}\n", d.index, d.name, d.uuid, d.pci_bus_id, d.pci_bus_id == id.pci_bus_id ? "  (this one)" : "");
-      all.push_back({{"index", d.index}, {"name", d.name}, {"uuid", d.uuid}, {"pci_bus_id", d.pci_bus_id}});
-    }
-    doc["nvml_devices"] = all;
-    const DeviceStatus st = q.status();
-    fmt::print("current SM clock {} MHz; application clock {}; driver {}\n", st.sm_clock_mhz,
-               st.application_clock_mhz ? fmt::format("{} MHz", *st.application_clock_mhz) : "unknown",
-               st.driver_version);
-    fmt::print("other processes on the GPU: {}\n",
-               st.other_processes.empty() ? std::string("none") : fmt::format("{}", fmt::join(st.other_processes, ", ")));
-    const bool root = geteuid() == 0;
-    fmt::print("may this user set clocks? best guess, nothing was tried: locked clocks {}; application clocks {}\n",
-               root ? "likely (root)" : "unlikely (needs root)",
-               root ? "likely (root)"
-                    : !st.application_clocks_restricted ? "unknown"
-                    : *st.application_clocks_restricted ? "unlikely (restricted to root)" : "likely (unrestricted)");
-    doc["nvml"] = {{"sm_clock_mhz", st.sm_clock_mhz},
-                   {"application_clock_mhz", st.application_clock_mhz ? json(*st.application_clock_mhz) : json(nullptr)},
-                   {"driver", st.driver_version},
-                   {"other_processes", st.other_processes},
-                   {"root", root},
-                   {"app_clocks_restricted", st.application_clocks_restricted ? json(*st.application_clocks_restricted) : json(nullptr)}};
+// What NVML says of the card and of who may change its clocks; nothing is tried.
+void print_nvml(DeviceQuery& q, const DeviceIdentity& id, json& doc) {
+  const auto devices = q.all_devices();
+  json all = json::array();
+  fmt::print("GPUs NVML sees ({}):\n", devices.size());
+  for (const auto& d : devices) {
+    fmt::print("  {} {}  {}  {}{}\n", d.index, d.name, d.uuid, d.pci_bus_id, d.pci_bus_id == id.pci_bus_id ? "  (this one)" : "");
+    all.push_back({{"index", d.index}, {"name", d.name}, {"uuid", d.uuid}, {"pci_bus_id", d.pci_bus_id}});
   }
-  fmt::print("timer tick {:.0f} ns\n", wi.timer_tick_ns);
-  doc["timer_tick_ns"] = wi.timer_tick_ns;
+  doc["nvml_devices"] = all;
+  const DeviceStatus st = q.status();
+  fmt::print("current SM clock {} MHz; application clock {}; driver {}\n", st.sm_clock_mhz,
+             st.application_clock_mhz ? fmt::format("{} MHz", *st.application_clock_mhz) : "unknown",
+             st.driver_version);
+  fmt::print("other processes on the GPU: {}\n",
+             st.other_processes.empty() ? std::string("none") : fmt::format("{}", fmt::join(st.other_processes, ", ")));
+  const bool root = geteuid() == 0;
+  fmt::print("may this user set clocks? best guess, nothing was tried: locked clocks {}; application clocks {}\n",
+             root ? "likely (root)" : "unlikely (needs root)",
+             root ? "likely (root)"
+                  : !st.application_clocks_restricted ? "unknown"
+                  : *st.application_clocks_restricted ? "unlikely (restricted to root)" : "likely (unrestricted)");
+  doc["nvml"] = {{"sm_clock_mhz", st.sm_clock_mhz},
+                 {"application_clock_mhz", st.application_clock_mhz ? json(*st.application_clock_mhz) : json(nullptr)},
+                 {"driver", st.driver_version},
+                 {"other_processes", st.other_processes},
+                 {"root", root},
+                 {"app_clocks_restricted", st.application_clocks_restricted ? json(*st.application_clocks_restricted) : json(nullptr)}};
+}
 
-  // Sync: a few rounds, then the drift over one second.
+// Timer syncs: a few rounds, then the drift over one second.
+json print_sync(Workload& w) {
   std::vector<TimerSync> syncs;
   for (int i = 0; i < 5; ++i) syncs.push_back(w.synchronize());
   w.time().sleep_until(w.time().now_ns() + 1'000'000'000);
@@ -186,9 +163,11 @@ int run_info(const InfoOptions& o) {
   json sync_rows = json::array();
   for (const auto& s : syncs)
     sync_rows.push_back({{"host_ns", s.host_ns}, {"offset_ns", s.offset_ns}, {"round_trip_ns", s.round_trip_ns}});
-  doc["timer_sync"] = {{"rounds", sync_rows}, {"drift_ppm", stats.drift_ppm}};
+  return {{"rounds", sync_rows}, {"drift_ppm", stats.drift_ppm}};
+}
 
-  // A short calibration at the clock the card runs at now: no request made.
+// A short calibration at the clock the card runs at now: no request made.
+json print_calibration(Workload& w, const InfoOptions& o, const WorkloadInfo& wi, double& mean_ns) {
   const auto start = std::chrono::steady_clock::now();
   w.launch({o.fmas, 0, o.iterations});
   const WindowRecords rec = w.collect();
@@ -230,8 +209,47 @@ int run_info(const InfoOptions& o) {
   cal_doc["bytes"] = rec.bytes;
   cal_doc["window_wall_ms"] = window_s * 1e3;
   cal_doc["host_statistics_ms"] = host_ms;
-  doc["calibration_current_clock"] = cal_doc;
-  if (w.can_stream()) doc["stream"] = check_stream(w, o.fmas, m.mean);
+  mean_ns = m.mean;
+  return cal_doc;
+}
+
+}  // namespace
+
+int run_info(const InfoOptions& o) {
+  BackendOptions b = o.backend;
+  b.read_only = true;  // info never changes anything
+  Backends backends = open_backends(b);
+  if (!backends.notice.empty()) fmt::print(stderr, "{}\n", backends.notice);
+  Workload& w = *backends.workload;
+  ClockControl& c = *backends.clocks;
+  json doc;
+  const DeviceIdentity id = c.identity();
+  const WorkloadInfo wi = w.info();
+  fmt::print("device {}: {}\n  UUID {}\n  PCI bus id {}\n  SMs {}, backend {}\n", id.index, id.name, id.uuid,
+             id.pci_bus_id, wi.sm_count, wi.backend);
+  doc["device"] = {{"index", id.index}, {"name", id.name}, {"uuid", id.uuid}, {"pci_bus_id", id.pci_bus_id},
+                   {"sm_count", wi.sm_count}, {"backend", wi.backend}};
+  const auto clocks = c.supported_clocks();
+  fmt::print("supported SM clocks: {}\n", clock_table_text(clocks));
+  if (o.all_clocks) fmt::print("  {}\n", fmt::join(clocks, ","));
+  doc["supported_clocks_mhz"] = clocks;
+  const Telemetry t = c.telemetry();
+  fmt::print("clock-event reasons 0x{:x}{}{}; temperature {}; power {}; memory clock {}\n", t.throttle.raw_reasons,
+             t.throttle.thermal ? " (thermal)" : "", t.throttle.power ? " (power)" : "",
+             t.temperature_c ? fmt::format("{:.0f} C", *t.temperature_c) : "unknown",
+             t.power_w ? fmt::format("{:.0f} W", *t.power_w) : "unknown",
+             t.memory_mhz ? fmt::format("{} MHz", *t.memory_mhz) : "unknown");
+  doc["telemetry"] = {{"reasons", t.throttle.raw_reasons}, {"temperature_c", t.temperature_c.value_or(NAN)},
+                      {"power_w", t.power_w.value_or(NAN)}};
+  if (backends.query) print_nvml(*backends.query, id, doc);
+  fmt::print("timer tick {:.0f} ns\n", wi.timer_tick_ns);
+  doc["timer_tick_ns"] = wi.timer_tick_ns;
+
+  doc["timer_sync"] = print_sync(w);
+
+  double window_mean_ns = 0;
+  doc["calibration_current_clock"] = print_calibration(w, o, wi, window_mean_ns);
+  if (w.can_stream()) doc["stream"] = check_stream(w, o.fmas, window_mean_ns);
   if (!o.json.empty()) write_file_atomically(o.json, doc.dump(2) + "\n");
   return 0;
 }
@@ -239,21 +257,29 @@ int run_info(const InfoOptions& o) {
 void add_selftest_command(CLI::App& app, SelftestOptions& o) {
   auto* cmd = app.add_subcommand(
       "selftest", "emulated switching on a real GPU: the full pipeline measures a known latency L, and no clock changes");
-  cmd->add_option("-f,--freq", o.freq, "clocks to emulate (default: the card's clock and about half)");
+  cmd->add_option_function<std::string>(
+      "-f,--freq", [&o](const std::string& text) { o.freq = parse_clock_set(text); },
+      "clocks to emulate (default: the card's clock and about half)");
   cmd->add_option("--latency-ms", o.latency_ms, "L is uniform in MIN:MAX ms")->capture_default_str();
   cmd->add_option("-n,--measurements", o.measurements, "measurements per pair")->capture_default_str();
   cmd->add_option("--iteration-fmas", o.iteration_fmas,
                   "fix the iteration length, the time resolution (default: sized from the window)");
   cmd->add_flag("--save-traces", o.save_traces, "keep each SM's records around every switch (traces/)");
-  cmd->add_option("--detector", o.detector, "pooled (the default) or paper")->capture_default_str();
-  cmd->add_option("--schedule", o.schedule,
-                  "chained (many emulated switches per launch) or paper (one per launch), as for a measurement")
-      ->capture_default_str()
+  cmd->add_option_function<std::string>(
+         "--detector", [&o](const std::string& text) { o.detector = parse_detector(text); },
+         "pooled (the default) or paper")
+      ->default_str("pooled");
+  cmd->add_option_function<std::string>(
+         "--schedule", [&o](const std::string& text) { o.schedule = parse_schedule(text); },
+         "chained (many emulated switches per launch) or paper (one per launch), as for a measurement")
+      ->default_str("chained")
       ->check(CLI::IsMember({"chained", "paper"}));
   cmd->add_option("-o,--output", o.output,
                   "result directory (placeholders %h %u %i %j; several GPUs: HOST_UUID below it)")->capture_default_str();
-  cmd->add_option("-d,--device", o.backend.device,
-                  "GPU: index, UUID or PCI bus id; several at once: all, or a list (0,2)")->capture_default_str();
+  cmd->add_option_function<std::string>(
+         "-d,--device", [&o](const std::string& text) { o.devices = parse_device_selection(text); },
+         "GPU: index, UUID or PCI bus id; several at once: all, or a list (0,2)")
+      ->default_str("0");
   cmd->add_option("--seed", o.backend.seed, "seed for L")->capture_default_str();
   cmd->add_option("--warps", o.backend.warps,
                   "warps per SM (up to 4 measured as one did, 8 and more did not: docs/methodology.md, \"Load\")")
@@ -294,8 +320,9 @@ void print_selftest_summary(const Accuracy& a, const EmulationOptions& em) {
 namespace {
 
 // One GPU's selftest; several: a directory of each, progress lines named.
-GpuOutcome selftest_gpu(const SelftestOptions& o, const BackendOptions& options, const std::string& device, bool several) {
-  const Detector detector = parse_detector(o.detector);
+GpuOutcome selftest_gpu(const SelftestOptions& o, const BackendOptions& options, const DeviceSelector& device,
+                        bool several) {
+  const Detector detector = o.detector;
   BackendOptions b = options;
   b.device = device;
   const EmulationOptions& em = *b.emulation;
@@ -315,21 +342,21 @@ GpuOutcome selftest_gpu(const SelftestOptions& o, const BackendOptions& options,
   const std::string output = gpu_output_dir(o.output, id, several);
   const auto supported = backends.clocks->supported_clocks();
   std::vector<Mhz> clocks;
-  if (o.freq.empty()) {
-    clocks = default_selftest_clocks(supported);
+  if (o.freq) {
+    clocks = resolve_clock_set(*o.freq, supported);
   } else {
-    clocks = parse_clock_list(o.freq, supported);
+    clocks = default_selftest_clocks(supported);
   }
   const EngineSettings s =
       selftest_engine_settings(clocks, {em.max_latency_ms, o.measurements, o.iteration_fmas, o.save_traces, detector,
-                                        o.schedule == "paper" ? Schedule::paper : Schedule::chained});
+                                        o.schedule});
   const json settings_doc = {{"selftest", true},         {"freq_mhz", clocks}, {"latency_ms", {em.min_latency_ms, em.max_latency_ms}},
                              {"measurements", o.measurements}, {"seed", b.seed}, {"warps", b.warps},
                              {"capture_ms", *s.plan.capture_ms},
                              {"iteration_fmas", o.iteration_fmas ? json(*o.iteration_fmas) : json(nullptr)},
                              {"save_traces", o.save_traces},
                              {"detector", to_string(detector)},
-                             {"schedule", o.schedule}};
+                             {"schedule", to_string(o.schedule)}};
   SessionOptions session_options;
   session_options.output = output;
   session_options.label = gpu_label(id, several);
@@ -383,7 +410,6 @@ int run_selftest(const SelftestOptions& o) {
     throw Error(ErrorKind::bad_argument, fmt::format("--latency-ms '{}' is not MIN:MAX with 0 < MIN <= MAX", o.latency_ms),
                 "e.g. --latency-ms 1:50");
   if (o.measurements < 1) throw Error(ErrorKind::bad_argument, "--measurements must be at least 1");
-  parse_detector(o.detector);
   if (o.iteration_fmas && *o.iteration_fmas < 8)
     throw Error(ErrorKind::bad_argument, "--iteration-fmas must be at least 8", "e.g. --iteration-fmas 256");
   // One more warp per block polls the emulated switch, and a block holds at
@@ -395,13 +421,13 @@ int run_selftest(const SelftestOptions& o) {
   BackendOptions b = o.backend;
   b.backend = "cuda";
   b.emulation = em;
-  const std::vector<std::string> devices = device_list(b);
+  const std::vector<DeviceSelector> devices = resolve_devices(o.devices, b);
   if (devices.empty()) throw Error(ErrorKind::not_found, "--device all found no GPU", "check nvidia-smi");
   if (devices.size() == 1) {
     const GpuOutcome out = selftest_gpu(o, b, devices.front(), false);
     return out.code;
   }
-  return run_on_each_gpu(devices, [&](const std::string& device) { return selftest_gpu(o, b, device, true); });
+  return run_on_each_gpu(devices, [&](const DeviceSelector& device) { return selftest_gpu(o, b, device, true); });
 }
 
 }  // namespace latest::cli

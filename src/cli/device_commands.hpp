@@ -10,7 +10,7 @@
 namespace latest::cli {
 
 struct ResetOptions {
-  std::string device = "0";
+  DeviceSelector device{DeviceSelector::Kind::index, "0", 0};
 };
 void add_reset_command(CLI::App& app, ResetOptions& options);
 int run_reset(const ResetOptions& options);
@@ -27,13 +27,14 @@ int run_info(const InfoOptions& options);
 
 struct SelftestOptions {
   BackendOptions backend;
-  std::string freq;  // default: the card's clock and about half of it
+  DeviceSelection devices;
+  std::optional<ClockSet> freq;  // default: the card's clock and about half of it
   std::string latency_ms = "1:50";
   int measurements = 100;  // per pair
   std::optional<std::int64_t> iteration_fmas;  // default: sized from the window, as in a measurement
   bool save_traces = false;
-  std::string detector = "pooled";
-  std::string schedule = "chained";
+  Detector detector = Detector::pooled;
+  Schedule schedule = Schedule::chained;
   std::string output = "latest-selftest";
 };
 void add_selftest_command(CLI::App& app, SelftestOptions& options);

@@ -60,7 +60,8 @@ std::mutex& print_mutex() {
   return m;
 }
 
-int run_on_each_gpu(const std::vector<std::string>& devices, const std::function<GpuOutcome(const std::string&)>& work) {
+int run_on_each_gpu(const std::vector<DeviceSelector>& devices,
+                    const std::function<GpuOutcome(const DeviceSelector&)>& work) {
   // SIGINT reaches every worker through the one stop flag; each restores
   // its own card as it unwinds.
   std::vector<GpuOutcome> outcomes(devices.size());
@@ -81,12 +82,12 @@ int run_on_each_gpu(const std::vector<std::string>& devices, const std::function
   for (std::size_t i = 0; i < devices.size(); ++i) {
     const GpuOutcome& out = outcomes[i];
     if (out.code == 0) {
-      fmt::print("  --device {}: ok, results in {}\n", devices[i], out.output);
+      fmt::print("  --device {}: ok, results in {}\n", devices[i].text, out.output);
       continue;
     }
     ++failed;
     if (code == 0) code = out.code;
-    fmt::print("  --device {}: failed (exit {}): {}{}{}\n", devices[i], out.code, out.message,
+    fmt::print("  --device {}: failed (exit {}): {}{}{}\n", devices[i].text, out.code, out.message,
                out.hint.empty() ? "" : " (" + out.hint + ")", out.output.empty() ? "" : "; results in " + out.output);
   }
   if (failed > 0) fmt::print(stderr, "latest: {} of {} GPUs failed; the exit code is the first one's\n", failed, devices.size());

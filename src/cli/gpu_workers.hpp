@@ -39,6 +39,7 @@ std::mutex& print_mutex();
 // Runs work(device) for every device at once and prints a line a GPU.
 // Errors become that GPU's exit code (exit_codes.hpp). Returns 0 when every
 // GPU succeeded, else the first failing GPU's code in device order.
-int run_on_each_gpu(const std::vector<std::string>& devices, const std::function<GpuOutcome(const std::string&)>& work);
+int run_on_each_gpu(const std::vector<DeviceSelector>& devices,
+                    const std::function<GpuOutcome(const DeviceSelector&)>& work);
 
 }  // namespace latest::cli

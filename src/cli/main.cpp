@@ -71,6 +71,10 @@ int main(int argc, char** argv) {
     const auto [message, hint] = latest::cli::parse_error_text(e, app);
     fmt::print(stderr, "latest: error: {}\nlatest: hint: {}\n", message, hint);
     return static_cast<int>(ExitCode::usage);
+  } catch (const Error& e) {  // an option's value, parsed into its type at the edge
+    fmt::print(stderr, "latest: error: {}\n", e.what());
+    if (!e.hint().empty()) fmt::print(stderr, "latest: hint: {}\n", e.hint());
+    return static_cast<int>(latest::cli::exit_code_for(e.kind()));
   }
   try {
     if (app.got_subcommand("reset")) return latest::cli::run_reset(reset);

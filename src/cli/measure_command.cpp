@@ -71,7 +71,7 @@ nlohmann::json settings_json(const EngineSettings& s, const MeasureOptions& o) {
           {"calibration_iterations", s.plan.calibration_iterations},
           {"calibration_settle_ms", s.plan.calibration_settle_ms},
           {"backend", o.backend.backend},
-          {"device", o.backend.device},
+          {"device", o.devices.text},
           {"sim_profile", o.backend.sim_profile},
           {"seed", o.backend.seed},
           {"sim_thermal_at_s", o.backend.sim_thermal_at_s},
@@ -224,7 +224,6 @@ void validate(const MeasureOptions& o) {
   for (auto v : {o.capture_ms, o.wakeup_ms})
     if (v && !(*v > 0)) throw Error(ErrorKind::bad_argument, "--capture-ms and --wakeup-ms must be positive");
   if (!(o.max_capture_ms > 0)) throw Error(ErrorKind::bad_argument, "--max-capture-ms must be positive");
-  if (o.detector != "auto") parse_detector(o.detector);
 }
 
 EngineSettings engine_settings(const MeasureOptions& o, const std::vector<Mhz>& clocks,
@@ -247,10 +246,10 @@ EngineSettings engine_settings(const MeasureOptions& o, const std::vector<Mhz>& 
   s.plan.max_capture_ms = o.max_capture_ms;
   s.plan.max_recorded_iterations = o.max_records;
   // auto: the pooled detector, proven on the simulator and, emulated, on
-  // the H200 (docs/hardware/h200.md, rounds 13-14); the paper's still reads
-  // every window into the CSV's paper_ columns.
-  s.detector = o.detector == "auto" ? Detector::pooled : parse_detector(o.detector);
-  s.schedule = o.schedule == "paper" ? Schedule::paper : Schedule::chained;
+  // H100 and H200 cards (docs/hardware.md); the paper's still reads every
+  // window into the CSV's paper_ columns.
+  s.detector = o.detector;
+  s.schedule = o.schedule;
   return s;
 }
 
@@ -271,9 +270,13 @@ void add_device_options(CLI::App& app, BackendOptions& o) {
 }
 
 void add_measure_options(CLI::App& app, MeasureOptions& o) {
-  app.add_option("-f,--freq", o.freq, "SM clocks to measure between, in MHz, comma-separated (e.g. 600,900,1200)");
-  app.add_option("-d,--device", o.backend.device,
-                 "GPU: index, UUID or PCI bus id; several at once: all, or a list (0,2,5)")->capture_default_str();
+  app.add_option_function<std::string>(
+      "-f,--freq", [&o](const std::string& text) { o.freq = parse_clock_set(text); },
+      "SM clocks to measure between, in MHz: a list (600,900,1200), ranges of supported clocks (600:1500), or all");
+  app.add_option_function<std::string>(
+         "-d,--device", [&o](const std::string& text) { o.devices = parse_device_selection(text); },
+         "GPU: index, UUID or PCI bus id; several at once: all, or a list (0,2,5)")
+      ->default_str("0");
   app.add_option("--rse", o.rse, "stop a pair once the relative standard error of its latencies is below this")
       ->capture_default_str();
   app.add_option("--min-measurements", o.min_measurements,
@@ -298,14 +301,16 @@ void add_measure_options(CLI::App& app, MeasureOptions& o) {
                  "with --device all")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
-  app.add_option("--detector", o.detector,
-                 "pooled (all SMs together), paper (per SM, the paper's rule) or auto (the default: pooled); "
-                 "both always run and the CSV keeps the paper's too")
-      ->capture_default_str();
-  app.add_option("--schedule", o.schedule,
-                 "chained (many switches per launch, each request as soon as the one before is confirmed) or "
-                 "paper (one switch per launch after a wake-up, a capture of 10x the longest pilot latency)")
-      ->capture_default_str()
+  app.add_option_function<std::string>(
+         "--detector", [&o](const std::string& text) { o.detector = parse_detector(text); },
+         "pooled (all SMs together), paper (per SM, the paper's rule) or auto (the default: pooled); "
+         "both always run and the CSV keeps the paper's too")
+      ->default_str("auto");
+  app.add_option_function<std::string>(
+         "--schedule", [&o](const std::string& text) { o.schedule = parse_schedule(text); },
+         "chained (many switches per launch, each request as soon as the one before is confirmed) or "
+         "paper (one switch per launch after a wake-up, a capture of 10x the longest pilot latency)")
+      ->default_str("chained")
       ->check(CLI::IsMember({"chained", "paper"}));
   app.add_flag("--plan", o.plan_only,
                "run phase 1 and the pilot, then print the pairs and the GPU time the run would take, and exit");
@@ -364,13 +369,13 @@ struct OpenedGpu {
   std::int64_t traces_upto = 0;      // and the whole run
 };
 
-OpenedGpu open_gpu(const MeasureOptions& o, const std::string& device, bool several) {
+OpenedGpu open_gpu(const MeasureOptions& o, const DeviceSelector& device, bool several) {
   BackendOptions bo = o.backend;
   bo.device = device;
   OpenedGpu g{open_backends(bo), {}, {}, 0, 0};
   g.id = g.backends.clocks->identity();
   if (!g.backends.notice.empty() && (!several || g.id.index == 0)) fmt::print(stderr, "{}\n", g.backends.notice);
-  const std::vector<Mhz> clocks = parse_clock_list(o.freq, g.backends.clocks->supported_clocks());
+  const std::vector<Mhz> clocks = resolve_clock_set(*o.freq, g.backends.clocks->supported_clocks());
   const std::vector<ClockPair> pairs = resolve_pairs(o.pairs, clocks);
   if (pairs.empty())
     throw Error(ErrorKind::bad_argument, fmt::format("--pairs {} selects no pair of these clocks", o.pairs));
@@ -384,7 +389,7 @@ OpenedGpu open_gpu(const MeasureOptions& o, const std::string& device, bool seve
 // One GPU, start to end: its backends, clocks, lock, run, summary and
 // analysis. `several`: each GPU gets its own directory and names itself in
 // progress lines. Errors propagate (the caller maps them to exit codes).
-std::string measure_gpu(const MeasureOptions& o, const std::string& device, bool several) {
+std::string measure_gpu(const MeasureOptions& o, const DeviceSelector& device, bool several) {
   OpenedGpu g = open_gpu(o, device, several);
   Backends& backends = g.backends;
   const DeviceIdentity& id = g.id;
@@ -441,7 +446,7 @@ std::string measure_gpu(const MeasureOptions& o, const std::string& device, bool
   return output;
 }
 
-int plan_gpu(const MeasureOptions& o, const std::string& device) {
+int plan_gpu(const MeasureOptions& o, const DeviceSelector& device) {
   OpenedGpu g = open_gpu(o, device, false);
   // The plan measures phase 1 and the pilot: its model needs their numbers.
   const RunState st = plan_session(g.backends, g.settings);
@@ -458,28 +463,29 @@ int plan_gpu(const MeasureOptions& o, const std::string& device) {
 
 int run_measure(const MeasureOptions& o) {
   if (!o.measure_route.empty()) return run_measure_route(o);
-  if (o.freq.empty())
+  if (!o.freq)
     throw Error(ErrorKind::bad_argument, "--freq is required: which clocks to measure between",
                 "e.g. latest --freq 600,900,1200,1500 (see latest --help)");
-  check_clock_syntax(o.freq);
   validate(o);
   if (const std::string note = crowded_sm_note(o.backend.warps); !note.empty()) fmt::print(stderr, "latest: {}\n", note);
   if (!o.min_measurements && o.max_measurements < kDefaultMinMeasurements)
     fmt::print(stderr, "latest: --max-measurements {0} is below the default minimum of {1}: the minimum is {0} too\n",
                o.max_measurements, kDefaultMinMeasurements);
-  const std::vector<std::string> devices = device_list(o.backend);
+  const std::vector<DeviceSelector> devices = resolve_devices(o.devices, o.backend);
   if (devices.empty())
     throw Error(ErrorKind::not_found, "--device all found no GPU", "check nvidia-smi, or use --backend sim --sim-gpus N");
   if (o.plan_only) {
     if (devices.size() > 1)
-      fmt::print(stderr, "latest: --plan plans GPU {} alone; the others run the same plan at the same time\n", devices.front());
+      fmt::print(stderr, "latest: --plan plans GPU {} alone; the others run the same plan at the same time\n",
+                 devices.front().text);
     return plan_gpu(o, devices.front());
   }
   if (devices.size() == 1) {
     measure_gpu(o, devices.front(), false);
     return 0;
   }
-  return run_on_each_gpu(devices, [&](const std::string& device) { return GpuOutcome::ok(measure_gpu(o, device, true)); });
+  return run_on_each_gpu(devices,
+                         [&](const DeviceSelector& device) { return GpuOutcome::ok(measure_gpu(o, device, true)); });
 }
 
 }  // namespace latest::cli

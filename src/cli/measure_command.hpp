@@ -5,13 +5,17 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/arguments.hpp"
 #include "cli/backend_factory.hpp"
 #include "core/engine.hpp"
 
 namespace latest::cli {
 
+// Every option of the main job, parsed at the edge (the command line) into
+// typed values; nothing after it reads their text again.
 struct MeasureOptions {
-  std::string freq;
+  std::optional<ClockSet> freq;
+  DeviceSelection devices;  // --device: one GPU, a list, or all
   std::string pairs = "all";
   std::string output = "latest-results";
   double rse = 0.05;
@@ -31,8 +35,8 @@ struct MeasureOptions {
   std::optional<double> wakeup_ms;
   double max_capture_ms = 10'000;
   std::int64_t max_records = 32768;
-  std::string detector = "auto";
-  std::string schedule = "chained";
+  Detector detector = Detector::pooled;  // --detector auto is pooled
+  Schedule schedule = Schedule::chained;
   bool break_lock = false;  // take the output directory's lock from another host
   // --measure-route A,M,...,B with the table whose latencies set the waits.
   std::string measure_route;

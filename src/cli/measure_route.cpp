@@ -77,7 +77,7 @@ int run_measure_route(const MeasureOptions& o) {
   if (o.table.empty())
     throw Error(ErrorKind::bad_argument, "--measure-route needs --table: the latencies the waits between requests come from",
                 "make one with `latest table RESULT_DIR -o table.json`");
-  if (!o.freq.empty())
+  if (o.freq)
     throw Error(ErrorKind::bad_argument, "--measure-route takes its clocks from the route; --freq is not used with it",
                 "leave out --freq");
   if (o.plan_only) throw Error(ErrorKind::bad_argument, "--plan does not plan a route measurement yet", "leave out --plan");
@@ -93,7 +93,11 @@ int run_measure_route(const MeasureOptions& o) {
   std::vector<PredictedRoute> routes = {predict(table, clocks, s)};
   if (clocks.size() > 2) routes.push_back(predict(table, {clocks.front(), clocks.back()}, s));
 
-  Backends backends = open_backends(o.backend);
+  if (o.devices.all || o.devices.devices.size() != 1)
+    throw Error(ErrorKind::bad_argument, "--measure-route measures one GPU", "name one with --device");
+  BackendOptions one = o.backend;
+  one.device = o.devices.devices.front();
+  Backends backends = open_backends(one);
   if (!backends.notice.empty()) fmt::print(stderr, "{}\n", backends.notice);
   const DeviceIdentity id = backends.clocks->identity();
   if (!table.matches(id.name) && !table.matches(id.uuid))

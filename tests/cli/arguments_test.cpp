@@ -40,8 +40,12 @@ TEST(Arguments, ClockRangesAndAllTakeTheSupportedClocks) {
   EXPECT_EQ(code_of([&] { parse_clock_list("1900:1990", kTable); }, &msg), ErrorKind::bad_argument);
   EXPECT_NE(msg.find("at least two"), std::string::npos) << msg;
   EXPECT_EQ(code_of([&] { parse_clock_list("600:900:1200", kTable); }), ErrorKind::bad_argument);
-  EXPECT_EQ(code_of([] { check_clock_syntax("all"); }), std::nullopt);
-  EXPECT_EQ(code_of([] { check_clock_syntax("600:x"); }), ErrorKind::bad_argument);
+  EXPECT_EQ(code_of([] { parse_clock_set("all"); }), std::nullopt);
+  EXPECT_EQ(code_of([] { parse_clock_set("600:x"); }), ErrorKind::bad_argument);
+  // Parsed once, before any device is known; resolved on each device.
+  const ClockSet set = parse_clock_set("1980,900:990");
+  EXPECT_EQ(set.items.size(), 2u);
+  EXPECT_EQ(resolve_clock_set(set, kTable), (std::vector<Mhz>{1980, 900, 990}));
 }
 
 TEST(Arguments, RejectsBadClockLists) {
@@ -88,6 +92,22 @@ TEST(DeviceSelector, ReadsIndexUuidAndBusId) {
   EXPECT_EQ(parse_device_selector("00000000:17:00.0").kind, DeviceSelector::Kind::bus_id);
   for (const char* bad : {"", "-1", "2x", "first"})
     EXPECT_EQ(code_of([&] { parse_device_selector(bad); }), ErrorKind::bad_argument) << bad;
+}
+
+TEST(DeviceSelection, ReadsAllAListOrOne) {
+  EXPECT_TRUE(parse_device_selection("all").all);
+  const DeviceSelection list = parse_device_selection("0, 2,GPU-8f3c");
+  ASSERT_EQ(list.devices.size(), 3u);
+  EXPECT_EQ(list.devices[1].index, 2);
+  EXPECT_EQ(list.devices[2].kind, DeviceSelector::Kind::uuid);
+  EXPECT_EQ(parse_device_selection("5").devices.front().index, 5);
+  std::string msg;
+  EXPECT_EQ(code_of([] { parse_device_selection("0,0"); }, &msg), ErrorKind::bad_argument);
+  EXPECT_NE(msg.find("twice"), std::string::npos) << msg;
+  EXPECT_EQ(code_of([] { parse_device_selection("0,x"); }), ErrorKind::bad_argument);
+  EXPECT_EQ(parse_schedule("paper"), Schedule::paper);
+  EXPECT_EQ(parse_detector("auto"), Detector::pooled);
+  EXPECT_EQ(code_of([] { parse_schedule("walk"); }), ErrorKind::bad_argument);
 }
 
 }  // namespace

@@ -345,11 +345,13 @@ TEST(Cli, PlanPrintsAndWritesNothing) {
   EXPECT_FALSE(fs::exists(dir));
 }
 
-// The plan, as JSON, against the run it plans (issue 10: within 25 %); ranges
-// of supported clocks in --freq, in the plan too.
-TEST(Cli, PlanJsonIsWithinAQuarterOfTheRun) {
+// The plan, as JSON, is what the run plans: the run records the same
+// planned GPU seconds (how close a plan comes to the run where most pairs
+// are extrapolated: Sim/PlanOfUnmeasuredPairs in engine_test.cpp); ranges of
+// supported clocks in --freq, in the plan too.
+TEST(Cli, PlanJsonIsWhatTheRunPlans) {
   const fs::path dir = scratch("plan-json");
-  const std::vector<std::string> common = {"--backend", "sim", "--freq", "1980,1500,990,600", "--seed", "3"};
+  const std::vector<std::string> common = {"--backend", "sim", "--freq", "1980,1500,990", "--seed", "3"};
   auto with = [&](std::vector<std::string> more) {
     std::vector<std::string> args = common;
     args.insert(args.end(), more.begin(), more.end());
@@ -359,16 +361,13 @@ TEST(Cli, PlanJsonIsWithinAQuarterOfTheRun) {
   ASSERT_EQ(p.code, 0) << p.err;
   const auto plan = nlohmann::json::parse(p.out);
   EXPECT_EQ(plan["schedule"], "chained");
-  EXPECT_EQ(plan["pairs"], 12);
+  EXPECT_EQ(plan["pairs"], 6);
+  EXPECT_GT(plan["gpu_seconds"].get<double>(), 0);
   const Result r = run(with({"--output", dir.string(), "--progress", "none"}));
   ASSERT_EQ(r.code, 0) << r.err;
   const auto manifest = nlohmann::json::parse(slurp(dir / "manifest.json"));
-  const double ran = manifest["gpu_seconds"].get<double>();
-  EXPECT_NEAR(plan["gpu_seconds"].get<double>(), ran, 0.25 * ran) << plan.dump(2);
   EXPECT_DOUBLE_EQ(manifest["planned_gpu_seconds"].get<double>(), plan["gpu_seconds"].get<double>())
       << "the run plans as --plan does";
-  double measured = 0;
-  for (const auto& pair : manifest["pairs"]) measured += pair["measurements"].get<double>();
   // The issue's close pair at defaults no longer costs seconds a measurement.
   const fs::path close = scratch("close-pair");
   ASSERT_EQ(run({"--backend", "sim", "--freq", "1980,1890", "--seed", "29", "--output", close.string(), "--progress",

@@ -41,6 +41,34 @@ __device__ __forceinline__ unsigned long long load_volatile(const unsigned long 
   return v;
 }
 
+// The poller: one thread of block 0's extra warp (window_kernel).
+__device__ void poll_host(const WindowKernelArgs& a, volatile int* done, bool emulating, bool streaming) {
+  unsigned long long seen = 0;
+  unsigned answered = *a.ping;
+  while (!*done) {
+    const unsigned long long word = emulating ? *a.host_flag : 0ull;
+    const unsigned ping = *a.ping;
+    if (ping != answered) {
+      *a.stamp = global_timer();
+      __threadfence_system();
+      *a.pong = ping;
+      __threadfence_system();
+      answered = ping;
+    }
+    if (word != seen) {
+      // The time was written first; read after the word, it is this switch's.
+      a.device_flag[1] = a.host_flag[1];
+      __threadfence();
+      atomicExch(a.device_flag, word);
+      __threadfence();
+      a.flip_seen[0] = global_timer();
+      a.flip_seen[1] = word;
+      seen = word;
+      if (!streaming) break;
+    }
+  }
+}
+
 __global__ void window_kernel(WindowKernelArgs a) {
   extern __shared__ unsigned char occupy[];  // only there to keep other blocks off this SM
   __shared__ volatile int done;
@@ -61,31 +89,7 @@ __global__ void window_kernel(WindowKernelArgs a) {
   // works alike in the calibration and in a stream. A window's poll stops
   // after its one switch.
   if (threadIdx.x >= blockDim.x - 32) {
-    if (blockIdx.x != 0 || threadIdx.x != blockDim.x - 32) return;
-    unsigned long long seen = 0;
-    unsigned answered = *a.ping;
-    while (!done) {
-      const unsigned long long word = emulating ? *a.host_flag : 0ull;
-      const unsigned ping = *a.ping;
-      if (ping != answered) {
-        *a.stamp = global_timer();
-        __threadfence_system();
-        *a.pong = ping;
-        __threadfence_system();
-        answered = ping;
-      }
-      if (word != seen) {
-        // The time was written first; read after the word, it is this switch's.
-        a.device_flag[1] = a.host_flag[1];
-        __threadfence();
-        atomicExch(a.device_flag, word);
-        __threadfence();
-        a.flip_seen[0] = global_timer();
-        a.flip_seen[1] = word;
-        seen = word;
-        if (!streaming) break;
-      }
-    }
+    if (blockIdx.x == 0 && threadIdx.x == blockDim.x - 32) poll_host(a, &done, emulating, streaming);
     return;
   }
   const bool recorder = threadIdx.x == 0;
@@ -97,8 +101,7 @@ __global__ void window_kernel(WindowKernelArgs a) {
   // iteration on the H200), and a stall's length between their mixed
   // iterations is then unknown over most of an iteration: emulated
   // switches came out early beyond the sync uncertainty on two of three
-  // cards without it (9 of 2,340), on none with it (0 of 2,000; rounds
-  // 23-25 of docs/hardware/h200.md).
+  // cards without it (9 of 2,340), on none with it (0 of 2,000).
   x = fma_chain(x, static_cast<int>(static_cast<long long>(a.fmas) * blockIdx.x / gridDim.x) / 8 * 8);
   unsigned long long prev = global_timer();
   long long prev_cycles = clock64();
@@ -132,8 +135,7 @@ __global__ void window_kernel(WindowKernelArgs a) {
     // time, as far as the last iteration's length tells; all of them where
     // it lies beyond this iteration, none where it has passed. Computed in
     // full every iteration, switch pending or not: extra work only while one
-    // is pending made those iterations longer than the calibration's (the
-    // H200, round 11).
+    // is pending made those iterations longer than the calibration's.
     const long long into = static_cast<long long>(switch_time(at, prev)) - static_cast<long long>(prev);
     const bool due = (word != applied) & (last_ns > 0) & same_switch(at, word) & (into < static_cast<long long>(last_ns));
     const float share = static_cast<float>(into) / static_cast<float>(last_ns > 0 ? last_ns : 1);
