@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Installs the dependencies (Debian 12 packages) and builds everything into
-# build/: the CLI at build/latest, the tests and the benchmarks.
+# Installs what the CLI needs (scripts/setup.sh) and builds it at
+# build/latest: the main job, nothing more. scripts/test.sh builds and runs
+# everything else.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
-# nvcc is often outside PATH; the CUDA backend is built whenever it exists.
-if [ -z "${CUDACXX:-}" ] && ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
-  export CUDACXX=/usr/local/cuda/bin/nvcc
-fi
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
-cmake --build build -j"$(nproc)"
+source scripts/cuda-env.sh
+# A fresh tree builds the product only; an existing one keeps its options
+# (scripts/test.sh turns the tests and benchmarks on).
+options=()
+[ -f build/CMakeCache.txt ] || options=(-DLATEST_BUILD_TESTS=OFF -DLATEST_BUILD_BENCHMARKS=OFF)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${options[@]}"
+cmake --build build -j"$(nproc)" --target latest

@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# Installs every build and test dependency of LATEST: Debian 12 packages, and
-# the report's charting library as the pinned npm packages of
-# src/report/charting/package-lock.json. Safe to run twice: what is there
-# already is kept.
+# Installs what LATEST needs on Debian 12: the packages the CLI builds with
+# and the report's charting library (the pinned npm packages of
+# src/report/charting/package-lock.json). With --tests, also what the test
+# suite, the benchmarks and the fuzzers need (GoogleTest, Google Benchmark,
+# scikit-learn, Chromium, clang, Slurm and munge). Safe to run twice: what
+# is there already is kept.
+#   scripts/setup.sh [--tests]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-packages=(
-  cmake g++ make
-  libcli11-dev libfmt-dev nlohmann-json3-dev libboost-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
-  python3-sklearn chromium
-  clang libclang-rt-14-dev pkgconf
-  slurmctld slurmd slurm-client munge
-)
+packages=(cmake g++ make pkgconf libcli11-dev libfmt-dev nlohmann-json3-dev libboost-dev)
+if [ "${1:-}" = "--tests" ]; then
+  packages+=(libgtest-dev libgmock-dev libbenchmark-dev python3-sklearn chromium clang libclang-rt-14-dev
+             slurmctld slurmd slurm-client munge)
+fi
 # Node.js and npm only to install the charting library; a newer one already
 # on PATH serves as well.
 command -v npm >/dev/null || packages+=(nodejs npm)

@@ -45,6 +45,12 @@ Measurement failed(MeasurementOutcome outcome) {
   return m;
 }
 
+// The largest gains the curved hinge and the tail's find where the records
+// hold no change (the wander); -1 where the records end before them all.
+struct WanderGains {
+  double curved = -1, tail = -1;
+};
+
 // One pass of the detector over a window, in the steps of
 // docs/methodology.md ("Pooled detector"):
 //  1. segment_sms: per SM, the boundaries (interrupts out), the initial
@@ -442,13 +448,8 @@ class DetectPass {
            tail.gain > std::max(kWanderFactor * wander_gains().tail, s_.z * s_.z);
   }
 
-  // The wander's largest gains, for the curved hinge and the tail's, read
-  // once at kWanderPlaces places 16 to 352 iterations after the first
-  // arrival, where the records hold no change; -1 where the records end
-  // before them all.
-  struct WanderGains {
-    double curved = -1, tail = -1;
-  };
+  // The wander's largest gains, read once at kWanderPlaces places 16 to 352
+  // iterations after the first arrival, where the records hold no change.
   const WanderGains& wander_gains() {
     if (wander_) return *wander_;
     wander_.emplace();

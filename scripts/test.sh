@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Installs everything (scripts/setup.sh --tests), builds the CLI, the tests
+# and the benchmarks into build/, and runs the whole test suite. The GPU
+# tests skip visibly where there is no GPU.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh --tests
+source scripts/cuda-env.sh
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DLATEST_BUILD_TESTS=ON -DLATEST_BUILD_BENCHMARKS=ON
+cmake --build build -j"$(nproc)"
+ctest --test-dir build --output-on-failure -j"$(nproc)"
