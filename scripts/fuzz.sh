@@ -2,9 +2,9 @@
 # Builds the fuzz targets in their own tree (clang, ASan, UBSan; build-fuzz,
 # or $LATEST_FUZZ_BUILD) and runs each: first over its committed corpus
 # (fuzz/corpus/<target>), then for SECONDS of fuzzing from it (none for 0:
-# the test suite's replay). New inputs go to a scratch copy, not the
-# repository.
-# Usage: scripts/fuzz.sh [SECONDS per target, default 60] [target...]
+# the test suite's replay; `build`: build them and stop). New inputs go to a
+# scratch copy, not the repository.
+# Usage: scripts/fuzz.sh [SECONDS per target, default 60 | build] [target...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
@@ -14,6 +14,7 @@ if [ $# -gt 0 ]; then targets=("$@"); else targets=(table result_csv manifest); 
 cmake -S . -B "$tree" -DLATEST_BUILD_FUZZERS=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$tree" -j"$(nproc)" --target "${targets[@]/#/fuzz_}" >/dev/null
+[ "$seconds" != build ] || exit 0
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 for t in "${targets[@]}"; do
   echo "== fuzz_$t: corpus replay$([ "$seconds" -gt 0 ] && echo ", then ${seconds} s")"

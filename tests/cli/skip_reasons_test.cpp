@@ -66,7 +66,7 @@ TEST(SkipReasons, ACrowdedSmIsSaid) {
   for (int warps = 1; warps <= kWarpsShownSound; ++warps) EXPECT_EQ(crowded_sm_note(warps), "") << warps;
   const std::string text = crowded_sm_note(8);
   EXPECT_TRUE(has(text, "--warps 8: the recording warp shares its SM with 7 others")) << text;
-  EXPECT_TRUE(has(text, "round 36")) << text;
+  EXPECT_TRUE(has(text, "docs/decisions/0006-one-warp-per-sm.md")) << text;
   EXPECT_TRUE(has(text, "Use 4 or fewer")) << text;
   EXPECT_TRUE(has(crowded_sm_note(kWarpsShownSound + 1), "--warps 5")) << "the first load beyond what was shown";
 }

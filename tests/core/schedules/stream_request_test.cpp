@@ -81,10 +81,7 @@ TEST(StreamRequest, TransitionsAreTakenOnTheSimulator) {
   const auto add = [&](const std::map<std::tuple<S, E, S>, int>& more) {
     for (const auto& [t, n] : more) all[t] += n;
   };
-  add(transitions_of(pairs_of({1980, 990, 600}, 10), 3));
-  sim::Injection overshoot;
-  overshoot.ramp_shape = sim::RampShape::overshoot;
-  add(transitions_of(pairs_of({1980, 1950}, 10), 4, overshoot));
+  add(transitions_of(pairs_of({1980, 990}, 10), 3));
   sim::Injection wander;
   wander.boundary_wander_ns = 100;  // a common wander of every SM's timer that the detector refuses at times
   add(transitions_of(pairs_of({1980, 1890}, 10), 5, wander));
