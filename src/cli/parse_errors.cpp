@@ -1,10 +1,49 @@
 #include "cli/parse_errors.hpp"
 
+#include <algorithm>
 #include <regex>
+#include <vector>
 
 #include <fmt/format.h>
 
 namespace latest::cli {
+namespace {
+
+// Levenshtein distance, for a misspelt option's nearest name.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The option of `app` (or its subcommand names) nearest to `word`, within
+// two edits, or empty.
+std::string nearest_name(const std::string& word, const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : app.get_options()) {
+    for (const auto& l : o->get_lnames()) names.push_back("--" + l);
+    for (const auto& s : o->get_snames()) names.push_back("-" + s);
+  }
+  for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+  std::string best;
+  std::size_t best_distance = 3;
+  for (const auto& name : names) {
+    const std::size_t d = edit_distance(word, name);
+    if (d < best_distance) best_distance = d, best = name;
+  }
+  return best;
+}
+
+}  // namespace
 
 std::pair<std::string, std::string> parse_error_text(const CLI::ParseError& error, const CLI::App& app) {
   std::string command = "latest";
@@ -21,9 +60,21 @@ std::pair<std::string, std::string> parse_error_text(const CLI::ParseError& erro
             fmt::format("e.g. {} latest-results", command)};
   if (std::regex_search(what, m, std::regex(R"((\S+) is required)")))
     return {fmt::format("{} is required", m[1].str()), hint};
-  // CLI11: "The following arguments were not expected: --bogus"
-  if (std::regex_search(what, m, std::regex(R"(not expected: (.*))")))
-    return {fmt::format("{}: not an option or argument of {}", m[1].str(), command), hint};
+  // CLI11: "The following arguments were not expected: 1980,990 --bogus"
+  // (the arguments last to first). Named in the order given, the first
+  // unknown option first, with the nearest option's name where one is close.
+  if (std::regex_search(what, m, std::regex(R"(not expected: (.*))"))) {
+    const CLI::App* parsing = &app;
+    for (const CLI::App* sub : app.get_subcommands()) parsing = sub;
+    std::vector<std::string> extra = parsing->remaining();
+    if (extra.empty()) extra = app.remaining();
+    const auto option = std::find_if(extra.begin(), extra.end(), [](const std::string& a) { return a.rfind("-", 0) == 0; });
+    const std::string unknown = option != extra.end() ? *option : extra.empty() ? m[1].str() : extra.front();
+    const std::string nearest = nearest_name(unknown, *parsing);
+    if (!nearest.empty())
+      return {fmt::format("{}: not an option or argument of {}; did you mean {}?", unknown, command, nearest), hint};
+    return {fmt::format("{}: not an option or argument of {}", unknown, command), hint};
+  }
   return {what, hint};
 }
 
