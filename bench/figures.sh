@@ -28,5 +28,11 @@ trap 'rm -rf "$tmp"' EXIT
   echo "## Outlier filter and analysis (build/latest_bench)"
   "$build/latest_bench" --benchmark_filter='BM_AdaptiveDbscan500|BM_AnalyzeFullMatrix' \
     --benchmark_counters_tabular=true 2>/dev/null
+  echo
+  echo "## Several simulated GPUs at once (bench/sim_gpus.sh)"
+  bash bench/sim_gpus.sh "$build" "$tmp/gpus"
+  echo
+  echo "## The merged report at scale (build/latest_report_scale)"
+  "$build/latest_report_scale" "$tmp/scale"
 } > "$out"
 echo "wrote $out"

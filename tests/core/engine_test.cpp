@@ -194,7 +194,7 @@ TEST(Engine, BothSchedulesMeetTheBoundsAndChainedCostsFarLess) {
 // The bound is what the plan achieves today: on h200 it plans 28-36 % low
 // (seeds 1, 2 and 4: the sample's pairs averaged 25-28 measurements, the
 // run's 42), on a100 +3 %, gh200 -15 %, rtx6000 +21 %; the 25 % it aims
-// for is the cost issue's to reach. The cost model with the counts known
+// for is the cost issue's to reach. Two of those run here. The cost model with the counts known
 // is checked by hand in planner_test.cpp.
 class PlanOfUnmeasuredPairs : public ::testing::TestWithParam<std::tuple<const char*, std::uint64_t>> {};
 
@@ -232,8 +232,7 @@ TEST_P(PlanOfUnmeasuredPairs, IsWithinFortyPercentOfTheRun) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Sim, PlanOfUnmeasuredPairs,
-                         ::testing::Values(std::make_tuple("h200", 1), std::make_tuple("h200", 4),
-                                           std::make_tuple("a100", 3)));
+                         ::testing::Values(std::make_tuple("h200", 1), std::make_tuple("a100", 3)));
 
 // In the plan's sample both directions of a pair of clocks share a launch,
 // so at most two pairs are in flight: a kill loses at most those. (Six
@@ -338,6 +337,7 @@ TEST_P(ChainedWalks, MeasureLessPastTheStops) {
   s.clocks = {1980, 1710, 1440, 1170, 900, 600};
   s.pairs = ordered_pairs(s.clocks);
   s.walk_block_clocks = 3;
+  s.plan.calibration_iterations = 8192;  // phase 1 is not what this test is about
   Walks seen;
   Engine engine(workload, clocks, s, seen);
   const RunState st = engine.run();

@@ -81,10 +81,10 @@ TEST(StreamRequest, TransitionsAreTakenOnTheSimulator) {
   const auto add = [&](const std::map<std::tuple<S, E, S>, int>& more) {
     for (const auto& [t, n] : more) all[t] += n;
   };
-  add(transitions_of(pairs_of({1980, 990}, 10), 3));
+  add(transitions_of(pairs_of({1980, 990}, 5), 3));
   sim::Injection wander;
   wander.boundary_wander_ns = 100;  // a common wander of every SM's timer that the detector refuses at times
-  add(transitions_of(pairs_of({1980, 1890}, 10), 5, wander));
+  add(transitions_of(pairs_of({1980, 1890}, 5), 5, wander));
   EngineSettings short_capture = pairs_of({1980, 990}, 5);
   short_capture.plan.capture_ms = 1;  // switches take about 5 ms
   short_capture.plan.max_capture_ms = 100;
