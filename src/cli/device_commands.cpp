@@ -282,7 +282,7 @@ void add_selftest_command(CLI::App& app, SelftestOptions& o) {
       ->default_str("0");
   cmd->add_option("--seed", o.backend.seed, "seed for L")->capture_default_str();
   cmd->add_option("--warps", o.backend.warps,
-                  "warps per SM (up to 4 measured as one did, 8 and more did not: docs/methodology.md, \"Load\")")
+                  "warps per SM (up to 4 measured as one did, 8 and more did not: docs/decisions/0006-one-warp-per-sm.md)")
       ->capture_default_str();
 }
 

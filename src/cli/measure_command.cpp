@@ -265,7 +265,7 @@ void add_device_options(CLI::App& app, BackendOptions& o) {
   app.add_flag("--allow-busy-gpu", o.allow_busy, "measure even while other processes use the GPU");
   app.add_option("--warps", o.warps,
                  "warps per SM in the workload (one thread records; up to 4 measured as one did, 8 and more did not: "
-                 "docs/methodology.md, \"Load\")")
+                 "docs/decisions/0006-one-warp-per-sm.md)")
       ->capture_default_str();
 }
 

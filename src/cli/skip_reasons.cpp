@@ -74,7 +74,7 @@ std::string finer_than_needed(const std::vector<PairCheck>& checks, std::int64_t
   return fmt::format(
       "--iteration-fmas {} is finer than the pooled detector needs for {} measured pair{} ({}->{} needs {}): where "
       "the clock's last ramp step is slight their latencies can be early by more than one iteration; leave "
-      "--iteration-fmas out to let the tool choose (docs/methodology.md, \"Pair validity and separability\")",
+      "--iteration-fmas out to let the tool choose (docs/methodology.md, \"Pairs: validity, separability and the iteration\")",
       fixed_fmas, finer, finer == 1 ? "" : "s", most->pair.init, most->pair.target, most->separable_fmas);
 }
 

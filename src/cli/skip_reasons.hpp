@@ -16,7 +16,7 @@ std::string describe(const SkipReason& reason);
 std::string finer_than_needed(const std::vector<PairCheck>& checks, std::int64_t fixed_fmas);
 
 // The most warps per SM (--warps) whose records were shown to measure as
-// one warp's (docs/methodology.md, "Load").
+// one warp's (docs/decisions/0006-one-warp-per-sm.md).
 constexpr int kWarpsShownSound = 4;
 
 // Above kWarpsShownSound, a note of what that load did to the records where

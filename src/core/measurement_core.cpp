@@ -333,8 +333,8 @@ void MeasurementCore::coarsen_iteration(PairProgress& p) {
   // 1980 <-> 1950 at 1024 FMAs with linear ramps, overshoots or slow
   // approaches: the pairs were skipped). Four times the iteration makes
   // each iteration's lag four times larger against the same timer noise;
-  // the pair's own calibrations follow (docs/methodology.md, "Pair validity
-  // and separability").
+  // the pair's own calibrations follow (docs/methodology.md, "Pairs:
+  // validity, separability and the iteration").
   if (settings_.plan.iteration_fmas || p.usual_fmas >= kCoarsestIterationFmas) return;
   p.fmas = p.usual_fmas = std::min(4 * p.usual_fmas, kCoarsestIterationFmas);
   ++p.result.iteration_coarsenings;

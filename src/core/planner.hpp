@@ -45,8 +45,8 @@ inline constexpr std::int64_t kCoarsestIterationFmas = 65536;
 // last level of a ramp in that many equal levels still lags a boundary by
 // about one sd an iteration. Closer, the last level of a linear ramp lies
 // within the records' noise for iterations, and the arrival was dated up to
-// 2.1 target iterations early (docs/methodology.md, "Pair validity and
-// separability"). Returns `fmas` doubled as often as that takes (the
+// 2.1 target iterations early (docs/decisions/0005-separable-iteration.md).
+// Returns `fmas` doubled as often as that takes (the
 // difference grows with the iteration, the timer's noise does not), at most
 // `coarsest`.
 inline constexpr double kRampLevels = 32;

@@ -59,7 +59,7 @@ struct SimProfile {
   double timer_tick_ns = 32;
   // Each switch draws its ramp shape with these weights (kRampShapes' order).
   // By default four equal steps: the harder shapes still miss the pooled
-  // bounds on a few pairs of twelve seeds (docs/methodology.md, "Simulator"),
+  // bounds on a few pairs of twelve seeds (docs/methodology.md, "The simulator"),
   // so they are chosen with --sim-ramp and forced one by one in the tests.
   std::array<double, std::size(kRampShapes)> ramp_shape_weights = {1, 0, 0, 0, 0, 0};
   int sm_groups = 8;                // GPCs: SMs of one group take a clock change together
