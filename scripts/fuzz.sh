@@ -4,6 +4,7 @@
 # (fuzz/corpus/<target>), then for SECONDS of fuzzing from it (none for 0:
 # the test suite's replay; `build`: build them and stop). New inputs go to a
 # scratch copy, not the repository.
+# LATEST_FUZZ_OPT sets the tree's optimisation (default -O1).
 # Usage: scripts/fuzz.sh [SECONDS per target, default 60 | build] [target...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +13,7 @@ tree=${LATEST_FUZZ_BUILD:-build-fuzz}
 shift || true
 if [ $# -gt 0 ]; then targets=("$@"); else targets=(table result_csv manifest); fi
 cmake -S . -B "$tree" -DLATEST_BUILD_FUZZERS=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLATEST_FUZZ_OPT="${LATEST_FUZZ_OPT:--O1}" >/dev/null
 cmake --build "$tree" -j"$(nproc)" --target "${targets[@]/#/fuzz_}" >/dev/null
 [ "$seconds" != build ] || exit 0
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

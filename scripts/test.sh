@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 source scripts/cuda-env.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DLATEST_BUILD_TESTS=ON -DLATEST_BUILD_BENCHMARKS=ON
 cmake --build build -j"$(nproc)"
-# The fuzz targets' own tree (clang, ASan, UBSan), whose corpus the suite replays.
-LATEST_FUZZ_BUILD=build/fuzz-tree ./scripts/fuzz.sh build
+# The fuzz targets' own tree (clang, ASan, UBSan, -O0: it only replays the
+# corpus here), whose corpus the suite replays.
+LATEST_FUZZ_OPT=-O0 LATEST_FUZZ_BUILD=build/fuzz-tree ./scripts/fuzz.sh build
 ctest --test-dir build --output-on-failure -j"$(nproc)"
