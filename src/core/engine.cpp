@@ -25,10 +25,9 @@ const char* to_string(SkipReason::Code code) {
 
 Engine::Engine(Workload& workload, ClockControl& clocks, EngineSettings settings, RunObserver& observer,
                std::function<std::string()> stop)
-    : core_(workload, clocks, std::move(settings), observer, std::move(stop)) {
-  // Chained where the workload can stream, else the paper's (said in the
-  // run state).
-  if (workload.can_stream() && core_.settings().schedule == Schedule::chained)
+    : core_(workload, clocks, std::move(settings), observer, std::move(stop)),
+      schedule_kind_(workload.can_stream() ? core_.settings().schedule : Schedule::paper) {
+  if (schedule_kind_ == Schedule::chained)
     schedule_ = std::make_unique<ChainedSchedule>(core_);
   else
     schedule_ = std::make_unique<PaperSchedule>(core_);
@@ -215,7 +214,7 @@ std::vector<std::size_t> Engine::measure_sample(const std::vector<std::vector<Cl
 std::vector<ClockPair> Engine::prepare(const std::set<std::pair<Mhz, Mhz>>& done) {
   const EngineSettings& s = core_.settings();
   RunState& state = core_.state();
-  core_.start(core_.workload().can_stream() ? s.schedule : Schedule::paper);
+  core_.start(schedule_kind_);
   core_.measure_fma_cost(*std::max_element(s.clocks.begin(), s.clocks.end()));
   // The paper's pilot: three pairs, whose longest latency sets the capture
   // and so the run's iteration; the schedule may add pairs its plan needs.

@@ -56,6 +56,9 @@ class Engine {
   std::vector<std::size_t> measure_sample(const std::vector<std::vector<ClockPair>>& groups, std::size_t count);
 
   MeasurementCore core_;
+  // Chained where the workload can stream and the settings ask for it,
+  // else the paper's (said in the run state).
+  const Schedule schedule_kind_;
   std::unique_ptr<PairSchedule> schedule_;
 };
 

@@ -191,10 +191,9 @@ TEST(Engine, BothSchedulesMeetTheBoundsAndChainedCostsFarLess) {
 // pair of clocks), of which the sample measures 8, so at least 70 % of the
 // pairs are planned from the model alone. The RSE stop decides each pair's
 // count, so slow pairs with side clusters must be foreseen from the sample.
-// The bound is what the plan achieves today: on h200 it plans 28-36 % low
-// (seeds 1, 2 and 4: the sample's pairs averaged 25-28 measurements, the
-// run's 42), on a100 +3 %, gh200 -15 %, rtx6000 +21 %; the 25 % it aims
-// for is the cost issue's to reach. Two of those run here. The cost model with the counts known
+// The bound is what the plan achieves today (each case prints its figures:
+// h200 plans low, its sample's pairs taking fewer measurements than the
+// run's); the 25 % it aims for is the cost issue's to reach. The cost model with the counts known
 // is checked by hand in planner_test.cpp.
 class PlanOfUnmeasuredPairs : public ::testing::TestWithParam<std::tuple<const char*, std::uint64_t>> {};
 
