@@ -13,6 +13,7 @@
 #ifdef LATEST_WITH_CUDA
 #include "backends/cuda/cuda_workload.hpp"
 #include "backends/cuda/emulated_workload.hpp"
+#include "backends/cuda/gemm_load.hpp"
 #endif
 
 namespace latest::cli {
@@ -88,6 +89,7 @@ Backends open_sim(const BackendOptions& o) {
   auto gpu = std::make_shared<sim::SimGpu>(profile, o.seed, injection, card);
   Backends b;
   b.workload = std::make_unique<sim::SimWorkload>(gpu);
+  if (o.watch_seconds) b.load = std::make_unique<sim::SimBrakeLoad>(gpu, *o.watch_seconds);
   if (o.clock_control == "nvml") {
     // CI's pairing: the real NVML code path (through a fake library) with the simulated workload.
     use_nvml(b, open_nvml(o, o.device));
@@ -119,6 +121,17 @@ Backends open_cuda(const BackendOptions& o) {
   co.cuda_index = cuda_index;
   co.warps = o.warps;
   Backends b;
+  if (o.watch_seconds) {
+    // Read-only NVML: telemetry and the settings checked before and after.
+    // The load is made first: it notes the cores before the workload pins
+    // this thread to one.
+    b.load = std::make_unique<cuda::GemmLoad>(cuda_index, o.gemm_size);
+    auto card = nvml::NvmlDevice::open({DeviceSelector::by_bus_id(cuda::bus_id_of(cuda_index)), true, o.clock_api});
+    b.workload = std::make_unique<cuda::CudaWorkload>(co);
+    b.query = card;
+    b.clocks = card;
+    return b;
+  }
   if (o.emulation) {
     // Read-only NVML: identity, clock table and telemetry. The workload
     // measures the card's own clock itself.

@@ -10,6 +10,7 @@
 #include "core/clock_control.hpp"
 #include "cli/arguments.hpp"
 #include "core/device_query.hpp"
+#include "core/watch/watch.hpp"
 #include "core/workload.hpp"
 #include "guard/run_guard.hpp"
 
@@ -35,12 +36,17 @@ struct BackendOptions {
   bool allow_busy = false;
   int warps = 1;
   std::optional<EmulationOptions> emulation;  // selftest: emulated switching on the CUDA workload
+  // watch: the load that makes the card move its own clock, for this long;
+  // NVML read only.
+  std::optional<double> watch_seconds;
+  int gemm_size = 8192;
 };
 
 // Members are destroyed in reverse order: the guard puts the clocks back
 // while the device is still open.
 struct Backends {
   std::unique_ptr<Workload> workload;
+  std::unique_ptr<Load> load;  // watch only; stopped before the workload goes
   std::shared_ptr<ClockControl> clocks;  // what the engine drives
   std::shared_ptr<RunGuard> guard;       // where a run may change clocks; null elsewhere
   std::shared_ptr<DeviceQuery> query;    // read-only device facts; null on the simulator

@@ -11,6 +11,7 @@
 #include "cli/device_commands.hpp"
 #include "cli/measure_command.hpp"
 #include "cli/parse_errors.hpp"
+#include "cli/watch_command.hpp"
 #include "cli/exit_codes.hpp"
 #include "core/error.hpp"
 
@@ -26,6 +27,7 @@ constexpr const char* kDescription =
     "  latest --backend sim --sim-profile a100 --freq 1410,705 --output a100-run\n"
     "  latest info                                            the GPU, its clocks and timer; changes nothing\n"
     "  latest selftest                                        emulated switching: measure a known latency\n"
+    "  latest watch --seconds 20                              the card's own clock changes under load; sets nothing\n"
     "  latest reset                                           restore clocks after a killed run\n"
     "  latest analyze DIR... / latest report DIR...           outliers, matrices, Table II; an HTML report\n"
     "  latest table DIR... -o FILE                            the latency table runtime systems load\n"
@@ -55,6 +57,8 @@ int main(int argc, char** argv) {
   latest::cli::add_report_command(app, report);
   latest::cli::AnalyzeOptions table;
   latest::cli::add_table_command(app, table);
+  latest::cli::WatchOptions watch;
+  latest::cli::add_watch_command(app, watch);
   latest::cli::AdvisorOptions advise, route;
   latest::cli::add_advise_command(app, advise);
   latest::cli::add_route_command(app, route);
@@ -80,6 +84,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("reset")) return latest::cli::run_reset(reset);
     if (app.got_subcommand("info")) return latest::cli::run_info(info);
     if (app.got_subcommand("selftest")) return latest::cli::run_selftest(selftest);
+    if (app.got_subcommand("watch")) return latest::cli::run_watch(watch);
     if (app.got_subcommand("analyze")) return latest::cli::run_analyze(analyze);
     if (app.got_subcommand("report")) return latest::cli::run_report(report);
     if (app.got_subcommand("table")) return latest::cli::run_table(table);

@@ -22,6 +22,7 @@ struct ThrottleState {
 
 struct Telemetry {
   ThrottleState throttle;
+  std::optional<Mhz> sm_mhz;  // the SM clock the driver reports
   std::optional<double> temperature_c;
   std::optional<double> power_w;
   std::optional<Mhz> memory_mhz;

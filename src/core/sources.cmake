@@ -13,7 +13,9 @@ set(LATEST_CORE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/schedules/chained_schedule.cpp
   ${CMAKE_CURRENT_LIST_DIR}/route_measurement.cpp
   ${CMAKE_CURRENT_LIST_DIR}/accuracy.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/selftest.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/selftest.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/watch/clock_steps.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/watch/watch.cpp)
 # The pooled detector never reads errno: with errno each of its square roots
 # is a compare and a branch to libm more, in the loop over every record a
 # fine scan reads (about a sixth of its host time; docs/benchmarks.md).

@@ -43,6 +43,9 @@ struct WindowSpec {
   std::int64_t iteration_fmas = 0;
   std::int64_t warmup_iterations = 0;
   std::int64_t iterations = 0;
+  // SMs a stream records, the rest left to other work (`latest watch`); 0:
+  // every SM, one block each, as measurements need.
+  int recorded_sms = 0;
 };
 
 // Compact per-SM records (8 bytes an iteration): iteration i spans

@@ -382,13 +382,17 @@ Nanos CudaWorkload::start_stream(const WindowSpec& spec) {
 
 Nanos CudaWorkload::start_stream(const WindowSpec& spec, double fmas, const SwitchSignal& signal) {
   if (streaming_ || pending_) throw Error(ErrorKind::internal, "a stream started while a launch runs");
-  const auto sms = static_cast<std::size_t>(info_.sm_count);
+  // One block per recorded SM; with fewer blocks than SMs the rest are left
+  // to other work, and which SMs the blocks got is read from the kernel.
+  stream_blocks_ = spec.recorded_sms > 0 ? std::min(spec.recorded_sms, info_.sm_count) : info_.sm_count;
+  const auto sms = static_cast<std::size_t>(stream_blocks_);
+  const auto all = static_cast<std::size_t>(info_.sm_count);
   const std::size_t slots = std::size_t{1} << kRingShift;
   const auto stream = static_cast<cudaStream_t>(stream_);
-  reserve_ring(slots * sms);
+  reserve_ring(slots * all);
   if (!h_ring_) {
-    h_ring_ = static_cast<std::uint64_t*>(pinned(slots * sms * sizeof(std::uint64_t)));
-    h_heads_ = static_cast<unsigned long long*>(pinned(2 * sms * sizeof(unsigned long long)));
+    h_ring_ = static_cast<std::uint64_t*>(pinned(slots * all * sizeof(std::uint64_t)));
+    h_heads_ = static_cast<unsigned long long*>(pinned(2 * all * sizeof(unsigned long long)));
     h_stop_ = static_cast<unsigned*>(pinned(sizeof(unsigned)));
     *h_stop_ = 1;
   }
@@ -406,12 +410,15 @@ Nanos CudaWorkload::start_stream(const WindowSpec& spec, double fmas, const Swit
   anchored_ = false;
   consumed_.assign(sms, 0);
   next_start_.assign(sms, 0);
-  pending_records_.assign(sms, PendingRecords{});
+  pending_records_.assign(all, PendingRecords{});
+  recorded_.clear();
+  if (sms == all)
+    for (int s = 0; s < info_.sm_count; ++s) recorded_.push_back(s);
   pending_bytes_ = 0;
   drain_error_ = nullptr;
   const Nanos launched = time_.now_ns();
   last_pull_ns_ = launched;
-  check_cuda(launch_window(a, info_.sm_count, options_.warps, shared_bytes_, stream_), "launching the stream");
+  check_cuda(launch_window(a, stream_blocks_, options_.warps, shared_bytes_, stream_), "launching the stream");
   streaming_ = true;
   drainer_ = std::thread([this] { drain_in_background(); });
   return launched;
@@ -420,7 +427,7 @@ Nanos CudaWorkload::start_stream(const WindowSpec& spec, double fmas, const Swit
 void CudaWorkload::pull() {
   const Nanos started = time_.now_ns();
   const Nanos previous = std::exchange(last_pull_ns_, started);
-  const auto sms = static_cast<std::size_t>(info_.sm_count);
+  const auto sms = static_cast<std::size_t>(stream_blocks_);
   const auto copy = static_cast<cudaStream_t>(copy_stream_);
   unsigned long long* anchors = h_heads_ + sms;
   check_cuda(cudaMemcpyAsync(h_heads_, d_heads_, sms * sizeof(unsigned long long), cudaMemcpyDeviceToHost, copy),
@@ -439,6 +446,8 @@ void CudaWorkload::pull() {
     if (std::any_of(anchors, anchors + sms, [](unsigned long long t) { return t == 0; })) return;
     check_one_block_per_sm(stream_smids_, info_.sm_count);
     for (std::size_t b = 0; b < sms; ++b) next_start_[b] = static_cast<Nanos>(anchors[b]);
+    recorded_.assign(stream_smids_.begin(), stream_smids_.end());
+    std::sort(recorded_.begin(), recorded_.end());
     anchored_ = true;
   }
   const long long lo = *std::min_element(consumed_.begin(), consumed_.end());
@@ -492,21 +501,22 @@ void CudaWorkload::drain_in_background() {
 WindowRecords CudaWorkload::drain() {
   if (!streaming_) throw Error(ErrorKind::internal, "drain without a stream");
   std::vector<PendingRecords> taken(pending_records_.size());
+  std::vector<int> recorded;
   WindowRecords out;
   {
     const std::lock_guard<std::mutex> hold(ring_mutex_);
     if (drain_error_) std::rethrow_exception(drain_error_);
     pull();
     std::swap(taken, pending_records_);
+    recorded = recorded_;
     out.bytes = pending_bytes_;
     pending_bytes_ = 0;
   }
   // Joined outside the lock: the helper thread reads the ring meanwhile.
-  // Records are indexed by SM, as a window's are.
-  out.sms.resize(taken.size());
-  for (std::size_t s = 0; s < out.sms.size(); ++s) {
-    out.sms[s] = taken[s].take();
-    out.sms[s].sm = static_cast<int>(s);
+  // Records are in SM order, as a window's are: every SM, or those recorded.
+  for (const int sm : recorded) {
+    out.sms.push_back(taken[static_cast<std::size_t>(sm)].take());
+    out.sms.back().sm = sm;
   }
   return out;
 }

@@ -168,7 +168,9 @@ class CudaWorkload final : public Workload {
   std::mutex ring_mutex_;
   std::exception_ptr drain_error_;
   bool anchored_ = false;
+  int stream_blocks_ = 0;
   std::vector<int> stream_smids_;          // per block
+  std::vector<int> recorded_;              // the SMs the stream records, ascending (once known)
   std::vector<long long> consumed_;        // per block: records read
   std::vector<Nanos> next_start_;          // per block: the start of its next record
   Nanos last_pull_ns_ = 0;                 // when the ring was last read (host time)

@@ -1,5 +1,6 @@
 #include "backends/cuda/kernels.hpp"
 
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 namespace latest::cuda {
@@ -213,7 +214,23 @@ __global__ void timer_probe_kernel(unsigned long long* out, long long spin_ns) {
   }
 }
 
+__global__ void fill_half_kernel(__half* out, std::size_t count, unsigned seed) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    unsigned h = static_cast<unsigned>(i) * 2654435761u ^ seed * 0x9E3779B9u;
+    h ^= h >> 15;
+    h *= 2246822519u;
+    h ^= h >> 13;
+    out[i] = __float2half(static_cast<float>(h & 0xffffu) / 32768.0f - 1.0f);
+  }
+}
+
 }  // namespace
+
+int launch_fill_half(void* halves, std::size_t count, unsigned seed, void* stream) {
+  fill_half_kernel<<<1024, 256, 0, static_cast<cudaStream_t>(stream)>>>(static_cast<__half*>(halves), count, seed);
+  return cudaGetLastError();
+}
 
 int window_kernel_allow_shared(int shared_bytes) {
   return cudaFuncSetAttribute(window_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes);

@@ -2,6 +2,7 @@
 // Host-callable wrappers around the device code in kernels.cu. The device
 // side is kept thin: it only runs FMA chains and reads timers; everything
 // else is host C++.
+#include <cstddef>
 #include <cstdint>
 
 // The ring's tag is computed alike on both sides.
@@ -92,5 +93,8 @@ int launch_sync(volatile unsigned* ping, volatile unsigned long long* stamp, vol
 // One thread spins `spin_ns`; out[0] = smallest non-zero %globaltimer step,
 // out[1] and out[2] = ns and clock64() cycles over the second half.
 int launch_timer_probe(unsigned long long* out, long long spin_ns, void* stream);
+
+// Fills `count` halves with values in [-1, 1) drawn from `seed`.
+int launch_fill_half(void* halves, std::size_t count, unsigned seed, void* stream);
 
 }  // namespace latest::cuda

@@ -164,6 +164,7 @@ Telemetry NvmlDevice::telemetry() {
   if (lib_->nvmlDeviceGetTemperature(device_, NVML_TEMPERATURE_GPU, &v) == NVML_SUCCESS) t.temperature_c = v;
   if (lib_->nvmlDeviceGetPowerUsage(device_, &v) == NVML_SUCCESS) t.power_w = v / 1000.0;
   if (lib_->nvmlDeviceGetClockInfo(device_, NVML_CLOCK_MEM, &v) == NVML_SUCCESS) t.memory_mhz = static_cast<Mhz>(v);
+  if (lib_->nvmlDeviceGetClockInfo(device_, NVML_CLOCK_SM, &v) == NVML_SUCCESS) t.sm_mhz = static_cast<Mhz>(v);
   return t;
 }
 

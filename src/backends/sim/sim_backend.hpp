@@ -1,10 +1,11 @@
 #pragma once
-// The simulator behind the two device interfaces. Both views share one SimGpu,
+// The simulator behind the device interfaces (and `latest watch`'s load). Both views share one SimGpu,
 // so the workload sees what the clock side asked for.
 #include <memory>
 
 #include "backends/sim/sim_gpu.hpp"
 #include "core/clock_control.hpp"
+#include "core/watch/watch.hpp"
 #include "core/workload.hpp"
 
 namespace latest::sim {
@@ -38,6 +39,33 @@ class SimWorkload final : public Workload {
  private:
   std::shared_ptr<SimGpu> gpu_;
   SimTime time_;
+};
+
+// `latest watch`'s load on the simulator: the power brake of SimGpu.
+class SimBrakeLoad final : public Load {
+ public:
+  SimBrakeLoad(std::shared_ptr<SimGpu> gpu, double seconds) : gpu_(std::move(gpu)), seconds_(seconds) {}
+  std::string describe() const override { return "simulated power brake"; }
+  void prepare() override {}
+  void start(Nanos host_ns) override {
+    started_ = host_ns;
+    gpu_->brake(host_ns, seconds_);
+  }
+  LoadStats stop(Nanos host_ns) override {
+    gpu_->release(host_ns);
+    return {static_cast<double>(host_ns - started_) / 1e9, 0, 0};
+  }
+  std::vector<KnownChange> truth() const override {
+    std::vector<KnownChange> out;
+    for (const auto& s : gpu_->brake_steps()) out.push_back({s.gpu_ns, s.from_mhz, s.to_mhz});
+    return out;
+  }
+  double sm_delay_ns(int sm) const override { return gpu_->sm_skew_ns(sm); }
+
+ private:
+  std::shared_ptr<SimGpu> gpu_;
+  double seconds_;
+  Nanos started_ = 0;
 };
 
 class SimClockControl final : public ClockControl {

@@ -240,8 +240,7 @@ void SimGpu::generate_sm(const WindowSpec& spec, int s, std::uint64_t window_see
   const double cycles = iteration_cycles(spec, s);
   // The SM's group follows the clock `skew` late: its records are made on a
   // timeline shifted by that much.
-  const double skew = group_skew_ns_[static_cast<std::size_t>(s) * group_skew_ns_.size() /
-                                     static_cast<std::size_t>(profile_.sm_count)];
+  const double skew = sm_skew_ns(s);
   double t = static_cast<double>(pending_gpu_start_) + rng.uniform(0, 1000) - skew;
   std::size_t seg = segment_index(static_cast<Nanos>(t));
   t = advance_iterations(t, seg, spec.warmup_iterations, cycles);
@@ -278,7 +277,7 @@ WindowRecords SimGpu::collect() {
   // SMs are independent: split them over the cores. Each SM draws from its
   // own stream, so the records do not depend on the number of threads.
   const std::uint64_t window_seed = rng_.next();
-  for_sms(spec.iterations * static_cast<std::int64_t>(sms), [&](std::size_t from, std::size_t to) {
+  for_sms(sms, spec.iterations * static_cast<std::int64_t>(sms), [&](std::size_t from, std::size_t to) {
     for (std::size_t s = from; s < to; ++s) generate_sm(spec, static_cast<int>(s), window_seed, out.sms[s], ends[s]);
   });
   for (const auto& rec : out.sms)
@@ -287,10 +286,10 @@ WindowRecords SimGpu::collect() {
   return out;
 }
 
-void SimGpu::for_sms(std::int64_t volume, const std::function<void(std::size_t, std::size_t)>& work) const {
+void SimGpu::for_sms(std::size_t sms, std::int64_t volume,
+                     const std::function<void(std::size_t, std::size_t)>& work) const {
   // SMs are independent: split them over the cores. Each SM draws from its
   // own stream, so the records do not depend on the number of threads.
-  const auto sms = static_cast<std::size_t>(profile_.sm_count);
   const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
   if (threads == 1 || volume <= 200'000) return work(0, sms);
   std::vector<std::thread> pool;
@@ -304,11 +303,15 @@ Nanos SimGpu::start_stream(const WindowSpec& spec) {
     throw Error(ErrorKind::internal, "simulator: invalid stream");
   const std::uint64_t stream_seed = rng_.next();
   const double start = static_cast<double>(to_gpu(now_) + kLaunchLatencyNs);
-  stream_.assign(static_cast<std::size_t>(profile_.sm_count), SmStream{});
+  // A subset of SMs is spread over the groups, as the hardware places blocks.
+  const int sms = spec.recorded_sms > 0 ? std::min(spec.recorded_sms, profile_.sm_count) : profile_.sm_count;
+  stream_.assign(static_cast<std::size_t>(sms), SmStream{});
   for (std::size_t s = 0; s < stream_.size(); ++s) {
     SmStream& st = stream_[s];
-    st.rng = Random(stream_seed ^ ((s + 1) * 0x9E3779B97F4A7C15ULL));
-    st.cycles = iteration_cycles(spec, static_cast<int>(s));
+    st.sm = static_cast<int>(s) * profile_.sm_count / sms;
+    const auto sm = static_cast<std::size_t>(st.sm);
+    st.rng = Random(stream_seed ^ ((sm + 1) * 0x9E3779B97F4A7C15ULL));
+    st.cycles = iteration_cycles(spec, st.sm);
     st.t = start + st.rng.uniform(0, 1000);
     // The warm-up runs on the timeline as it is now: nothing is requested
     // during it (the engine waits it out before its first request).
@@ -319,15 +322,15 @@ Nanos SimGpu::start_stream(const WindowSpec& spec) {
   return now_;
 }
 
-void SimGpu::drain_sm(SmStream& st, int s, double until_gpu_ns, SmRecords& rec) const {
+void SimGpu::drain_sm(SmStream& st, double until_gpu_ns, SmRecords& rec) const {
+  const int s = st.sm;
   const NoiseModel& noise = profile_.noise;
   const double tick = profile_.timer_tick_ns;
   // The skew of the SM's group for the switch requested last. Its axis
   // moves by the change, its timer does not: the clock is steady between
   // one switch's arrival and the next request's departure, so only when it
   // sees the next change moves.
-  const double skew = group_skew_ns_[static_cast<std::size_t>(s) * group_skew_ns_.size() /
-                                     static_cast<std::size_t>(profile_.sm_count)];
+  const double skew = sm_skew_ns(s);
   st.t += st.skew - skew;
   st.skew = skew;
   auto quantise = [&](double x) {
@@ -366,8 +369,8 @@ WindowRecords SimGpu::drain() {
   // Roughly how many iterations are due, to decide on threads.
   const double per_iteration_ns = stream_.front().cycles * 1000.0 / std::max(1.0, mhz_at(static_cast<Nanos>(until)));
   const auto due = static_cast<std::int64_t>(std::max(0.0, until - stream_.front().t) / per_iteration_ns);
-  for_sms(due * static_cast<std::int64_t>(stream_.size()), [&](std::size_t from, std::size_t to) {
-    for (std::size_t s = from; s < to; ++s) drain_sm(stream_[s], static_cast<int>(s), until, out.sms[s]);
+  for_sms(stream_.size(), due * static_cast<std::int64_t>(stream_.size()), [&](std::size_t from, std::size_t to) {
+    for (std::size_t s = from; s < to; ++s) drain_sm(stream_[s], until, out.sms[s]);
   });
   for (const auto& rec : out.sms)
     out.bytes += static_cast<std::int64_t>(sizeof(Nanos) + (rec.duration_ns.size() + rec.cycles.size()) * sizeof(std::uint32_t));
@@ -395,19 +398,66 @@ TimerSync SimGpu::synchronize() {
   return best;
 }
 
+double SimGpu::sm_skew_ns(int sm) const {
+  return group_skew_ns_[static_cast<std::size_t>(sm) * group_skew_ns_.size() / static_cast<std::size_t>(profile_.sm_count)];
+}
+
+void SimGpu::add_brake_step(Nanos gpu_ns, double to_mhz) {
+  brake_steps_.push_back({gpu_ns, timeline_.back().mhz, to_mhz});
+  timeline_.push_back({gpu_ns, to_mhz});
+}
+
+void SimGpu::brake(Nanos host_ns, double seconds) {
+  // Each step a clock of the table: the H100 went 1980 -> 1770 -> 1725, then
+  // 1725 <-> 1710 (docs/hardware.md).
+  const auto& clocks = profile_.clocks;
+  const auto top = static_cast<std::ptrdiff_t>(clocks.size()) - 1;
+  const std::ptrdiff_t high = std::max<std::ptrdiff_t>(1, top - static_cast<std::ptrdiff_t>(shape_rng_.uniform(8, 18)));
+  for (double& skew : group_skew_ns_) skew = shape_rng_.uniform(0, profile_.max_group_skew_ns);
+  Nanos at = to_gpu(host_ns) + static_cast<Nanos>(shape_rng_.uniform(0.2, 1.0) * 1e9);
+  const Nanos until = to_gpu(host_ns) + static_cast<Nanos>(seconds * 1e9);
+  bool low = false;
+  while (at < until) {
+    add_brake_step(at, clocks[static_cast<std::size_t>(high - (low ? 1 : 0))]);
+    low = !low;
+    at += static_cast<Nanos>(1e8 * std::pow(30.0, shape_rng_.uniform()));  // 0.1-3 s, log-uniform
+  }
+}
+
+void SimGpu::release(Nanos host_ns) {
+  const Nanos g = to_gpu(host_ns);
+  while (timeline_.size() > 1 && timeline_.back().gpu_start > g) timeline_.pop_back();
+  while (!brake_steps_.empty() && brake_steps_.back().gpu_ns > g) brake_steps_.pop_back();
+  // Back to the top in up to three held steps.
+  const auto& clocks = profile_.clocks;
+  const double top = clocks.back();
+  Nanos at = g + static_cast<Nanos>(shape_rng_.uniform(0.05, 0.3) * 1e9);
+  for (const double share : {0.5, 0.85}) {
+    const double mhz = timeline_.back().mhz + share * (top - timeline_.back().mhz);
+    const auto it = std::lower_bound(clocks.begin(), clocks.end(), static_cast<Mhz>(std::lround(mhz)));
+    if (it == clocks.end() || *it >= top || *it <= timeline_.back().mhz) continue;
+    add_brake_step(at, *it);
+    at += static_cast<Nanos>(shape_rng_.uniform(0.1, 0.5) * 1e9);
+  }
+  if (timeline_.back().mhz < top) add_brake_step(at, top);
+}
+
 Telemetry SimGpu::telemetry() {
   Telemetry t;
   const double seconds = static_cast<double>(now_) / 1e9;
   for (double at : injection_.thermal_at_s)
     t.throttle.thermal |= at <= seconds && seconds < at + kThermalEventSeconds;
-  t.throttle.power = injection_.power_cap_mhz && requested_ > *injection_.power_cap_mhz;
+  const Nanos g = to_gpu(now_);
+  const bool braking = !brake_steps_.empty() && brake_steps_.front().gpu_ns <= g && mhz_at(g) < requested_;
+  t.throttle.power = (injection_.power_cap_mhz && requested_ > *injection_.power_cap_mhz) || braking;
   // As NVML reports them: software power cap, software thermal slowdown.
   t.throttle.raw_reasons = (t.throttle.power ? 0x4u : 0u) | (t.throttle.thermal ? 0x20u : 0u);
-  const double mhz = mhz_at(to_gpu(now_));
+  const double mhz = mhz_at(g);
   const double top = profile_.clocks.back();
   t.temperature_c = 40 + 25 * mhz / top + (t.throttle.thermal ? 45 : 0);
   t.power_w = profile_.idle_power_w + (profile_.max_power_w - profile_.idle_power_w) * (mhz / top) * (mhz / top);
   t.memory_mhz = profile_.memory_mhz;
+  t.sm_mhz = static_cast<Mhz>(std::lround(mhz));
   return t;
 }
 

@@ -56,6 +56,22 @@ class SimGpu {
   TimerSync synchronize();
   Telemetry telemetry();
 
+  // A power brake under load (`latest watch --backend sim`), the card moving
+  // its own clock: from `host_ns` the clock drops to a capped level, then
+  // steps back and forth between that clock and the next lower one, each
+  // held 0.1-3 s, for up to `seconds`; release() ends it, and the clock
+  // climbs back to the top in a few held steps. Every step is a jump; each
+  // group of SMs takes it late by its own skew, fixed for the brake.
+  struct ClockStep {
+    Nanos gpu_ns = 0;
+    double from_mhz = 0, to_mhz = 0;
+  };
+  void brake(Nanos host_ns, double seconds);
+  void release(Nanos host_ns);
+  const std::vector<ClockStep>& brake_steps() const { return brake_steps_; }
+  // How late an SM's group takes a change.
+  double sm_skew_ns(int sm) const;
+
  private:
   struct Segment {
     Nanos gpu_start;
@@ -71,17 +87,19 @@ class SimGpu {
   void generate_sm(const WindowSpec& spec, int sm, std::uint64_t window_seed, SmRecords& out, double& end_ns) const;
   // One SM of a running stream: where its next iteration starts.
   struct SmStream {
+    int sm = 0;
     double t = 0;       // on the SM's own (skew-shifted) axis
     Random rng{0};
     Nanos prev = 0;     // the last timer read
     double cycles = 0;
     double skew = 0;    // the group's, as last applied
   };
-  void drain_sm(SmStream& st, int sm, double until_gpu_ns, SmRecords& out) const;
+  void drain_sm(SmStream& st, double until_gpu_ns, SmRecords& out) const;
+  void add_brake_step(Nanos gpu_ns, double to_mhz);
   double iteration_cycles(const WindowSpec& spec, int sm) const;
-  // Runs `work(from, to)` over the SMs, split over the cores when `volume`
-  // (SM-iterations) is worth a thread.
-  void for_sms(std::int64_t volume, const std::function<void(std::size_t, std::size_t)>& work) const;
+  // Runs `work(from, to)` over `sms` SMs, split over the cores when
+  // `volume` (SM-iterations) is worth a thread.
+  void for_sms(std::size_t sms, std::int64_t volume, const std::function<void(std::size_t, std::size_t)>& work) const;
   // The clock's path from departure to arrival: (start, MHz) segments.
   std::vector<std::pair<Nanos, double>> ramp(RampShape shape, double from, double to, Nanos departure, Nanos arrival);
   RampShape draw_shape();
@@ -111,6 +129,7 @@ class SimGpu {
   std::optional<WindowSpec> pending_;
   Nanos pending_gpu_start_ = 0;
   std::vector<SmStream> stream_;  // empty when no stream runs
+  std::vector<ClockStep> brake_steps_;
 };
 
 }  // namespace latest::sim

@@ -1,0 +1,201 @@
+#include "results/watch_files.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/statistics.hpp"
+
+namespace latest {
+namespace {
+
+double ms_since(const WatchRecording& r, Nanos t) { return static_cast<double>(t - r.start_gpu_ns) / 1e6; }
+
+std::string optional_ms(const std::optional<Nanos>& ns) {
+  return ns ? fmt::format("{:.3f}", static_cast<double>(*ns) / 1e6) : "";
+}
+
+std::string levels_text(const std::vector<double>& levels) {
+  std::string out;
+  for (const double l : levels) out += fmt::format("{}{:.1f}", out.empty() ? "" : " ", l);
+  return out;
+}
+
+constexpr char kWindowsMagic[8] = {'L', 'T', 'W', 'I', 'N', 'D', '1', '\n'};
+
+template <typename T>
+void put(std::string& out, T v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+class Reader {
+ public:
+  explicit Reader(const std::string& s) : s_(s) {}
+  template <typename T>
+  T get() {
+    T v{};
+    need(sizeof v);
+    std::memcpy(&v, s_.data() + at_, sizeof v);
+    at_ += sizeof v;
+    return v;
+  }
+  void words(std::vector<std::uint32_t>& out, std::uint32_t n) {
+    need(std::size_t{n} * 4);
+    out.resize(n);
+    std::memcpy(out.data(), s_.data() + at_, std::size_t{n} * 4);
+    at_ += std::size_t{n} * 4;
+  }
+  bool done() const { return at_ == s_.size(); }
+
+ private:
+  void need(std::size_t n) const {
+    if (s_.size() - at_ < n)
+      throw Error(ErrorKind::bad_argument, fmt::format("windows.bin ends early, at byte {}", at_),
+                  "the file is cut short: take it again from the watch's output");
+  }
+  const std::string& s_;
+  std::size_t at_ = 0;
+};
+
+}  // namespace
+
+std::string steps_csv(const WatchRecording& r, const WatchAnalysis& a) {
+  std::string out = std::string(kStepsCsvHeader) + "\n";
+  for (std::size_t k = 0; k < a.steps.size(); ++k) {
+    const CardStep& card = a.steps[k];
+    for (std::size_t i = 0; i < card.sms.size(); ++i) {
+      const SmStep& s = card.sms[i];
+      const TelemetrySample* t = sample_at(r.samples, s.arrival_ns);
+      std::string nvml = ",,";
+      if (t)
+        nvml = fmt::format("{},{:#x},{}", t->telemetry.sm_mhz ? std::to_string(*t->telemetry.sm_mhz) : "",
+                           t->telemetry.throttle.raw_reasons,
+                           t->telemetry.power_w ? fmt::format("{:.1f}", *t->telemetry.power_w) : "");
+      out += fmt::format("{},{},{},{:.6f},{:.6f},{:.3f},{:.3f},{:.2f},{:.2f},{},{},{:.3f},{},{},{},{}\n", k, s.sm,
+                         card.groups[i], ms_since(r, s.departure_ns), ms_since(r, s.arrival_ns),
+                         s.departure_uncertainty_ns / 1e3, s.arrival_uncertainty_ns / 1e3, s.before_mhz, s.after_mhz,
+                         s.jump() ? "jump" : "ramp", levels_text(s.ramp_levels_mhz),
+                         static_cast<double>(card.spread_ns()) / 1e3, optional_ms(s.held_before_ns),
+                         optional_ms(s.holds_ns), nvml, s.arrival_ns);
+    }
+  }
+  return out;
+}
+
+std::string clock_csv(const WatchRecording& r, const WatchAnalysis& a) {
+  std::string out = "time_ms,min_mhz,median_mhz,max_mhz\n";
+  for (const ClockBand& b : a.band)
+    out += fmt::format("{:.3f},{:.2f},{:.2f},{:.2f}\n", ms_since(r, b.start_ns), b.min_mhz, b.median_mhz, b.max_mhz);
+  return out;
+}
+
+std::string telemetry_csv(const WatchRecording& r) {
+  std::string out = "time_ms,sm_mhz,power_w,temperature_c,reasons\n";
+  for (const TelemetrySample& s : r.samples) {
+    const Telemetry& t = s.telemetry;
+    out += fmt::format("{:.3f},{},{},{},{:#x}\n", ms_since(r, s.gpu_ns), t.sm_mhz ? std::to_string(*t.sm_mhz) : "",
+                       t.power_w ? fmt::format("{:.1f}", *t.power_w) : "",
+                       t.temperature_c ? fmt::format("{:.0f}", *t.temperature_c) : "", t.throttle.raw_reasons);
+  }
+  return out;
+}
+
+std::vector<RecordWindow> windows_around(const WatchRecording& r, const WatchAnalysis& a, Nanos half_width,
+                                         std::size_t max_windows) {
+  std::vector<RecordWindow> out;
+  for (std::size_t k = 0; k < a.steps.size() && out.size() < max_windows; ++k) {
+    const Nanos at = a.steps[k].arrival_ns();
+    RecordWindow w;
+    w.step = static_cast<int>(k);
+    for (const SmRecords& sm : r.sms) {
+      SmRecords cut;
+      cut.sm = sm.sm;
+      Nanos t = sm.first_start_ns;
+      for (std::size_t i = 0; i < sm.duration_ns.size(); t += sm.duration_ns[i], ++i) {
+        if (t < at - half_width) continue;
+        if (t > at + half_width) break;
+        if (cut.duration_ns.empty()) cut.first_start_ns = t;
+        cut.duration_ns.push_back(sm.duration_ns[i]);
+        cut.cycles.push_back(sm.cycles[i]);
+      }
+      w.sms.push_back(std::move(cut));
+    }
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+std::string windows_bin(const std::vector<RecordWindow>& windows) {
+  std::string out(kWindowsMagic, sizeof kWindowsMagic);
+  put<std::uint32_t>(out, static_cast<std::uint32_t>(windows.size()));
+  for (const RecordWindow& w : windows) {
+    put<std::int32_t>(out, w.step);
+    put<std::uint32_t>(out, static_cast<std::uint32_t>(w.sms.size()));
+    for (const SmRecords& sm : w.sms) {
+      put<std::int32_t>(out, sm.sm);
+      put<std::int64_t>(out, sm.first_start_ns);
+      put<std::uint32_t>(out, static_cast<std::uint32_t>(sm.duration_ns.size()));
+      out.append(reinterpret_cast<const char*>(sm.duration_ns.data()), sm.duration_ns.size() * 4);
+      out.append(reinterpret_cast<const char*>(sm.cycles.data()), sm.cycles.size() * 4);
+    }
+  }
+  return out;
+}
+
+std::vector<RecordWindow> read_windows_bin(const std::string& contents) {
+  if (contents.size() < sizeof kWindowsMagic || std::memcmp(contents.data(), kWindowsMagic, sizeof kWindowsMagic) != 0)
+    throw Error(ErrorKind::bad_argument, "not a windows.bin of `latest watch` (its first bytes differ)",
+                "pass the windows.bin a watch wrote");
+  const std::string body = contents.substr(sizeof kWindowsMagic);
+  Reader in(body);
+  std::vector<RecordWindow> out(in.get<std::uint32_t>());
+  for (RecordWindow& w : out) {
+    w.step = in.get<std::int32_t>();
+    w.sms.resize(in.get<std::uint32_t>());
+    for (SmRecords& sm : w.sms) {
+      sm.sm = in.get<std::int32_t>();
+      sm.first_start_ns = in.get<std::int64_t>();
+      const auto n = in.get<std::uint32_t>();
+      in.words(sm.duration_ns, n);
+      in.words(sm.cycles, n);
+    }
+  }
+  if (!in.done()) throw Error(ErrorKind::bad_argument, "windows.bin has bytes after its last window", "take it again");
+  return out;
+}
+
+nlohmann::json watch_summary(const WatchRecording& r, const WatchAnalysis& a) {
+  std::vector<double> size, hold, spread;
+  std::size_t sm_steps = 0, ramps = 0;
+  for (const CardStep& c : a.steps) {
+    size.push_back(c.after_mhz() - c.before_mhz());
+    spread.push_back(static_cast<double>(c.spread_ns()) / 1e3);
+    for (const SmStep& s : c.sms) {
+      ++sm_steps;
+      ramps += s.jump() ? 0 : 1;
+      if (s.holds_ns) hold.push_back(static_cast<double>(*s.holds_ns) / 1e6);
+    }
+  }
+  const auto dist = [](const std::vector<double>& xs) {
+    if (xs.empty()) return nlohmann::json(nullptr);
+    const Summary s = summarise(xs);
+    return nlohmann::json{{"n", s.n}, {"min", s.min}, {"median", s.median}, {"p95", s.p95}, {"max", s.max}};
+  };
+  const JudgeEvidence& j = a.judge;
+  return {{"card_steps", a.steps.size()},
+          {"sm_steps", sm_steps},
+          {"ramps", ramps},
+          {"step_mhz", dist(size)},
+          {"hold_ms", dist(hold)},
+          {"sm_spread_us", dist(spread)},
+          {"recorded_sms", r.sms.size()},
+          {"judge",
+           {{"cycles_per_iteration", {{"median", j.cycles_median}, {"p01", j.cycles_p01}, {"p99", j.cycles_p99}}},
+            {"nvml_minus_sms_mhz", {{"median", j.nvml_minus_sms_median_mhz}, {"max_abs", j.nvml_minus_sms_max_abs_mhz}}},
+            {"wiggle_1ms_mhz", {{"sd", j.wiggle_sd_mhz}, {"max_abs", j.wiggle_max_abs_mhz}}}}}};
+}
+
+}  // namespace latest

@@ -1,0 +1,45 @@
+#pragma once
+// `latest watch`'s result directory (docs/methodology.md, "Watching the
+// card's own clock"): steps.csv (every change of every recorded SM),
+// clock.csv (the clock over the SMs a millisecond at a time),
+// telemetry.csv (the driver's readings), windows.bin (each SM's records
+// around the changes, bounded) and manifest.json. Each is written
+// atomically; a kill before the end leaves the files of the last watch.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/watch/watch.hpp"
+
+namespace latest {
+
+inline constexpr const char* kStepsCsvHeader =
+    "step,sm,group,departure_ms,arrival_ms,departure_uncertainty_us,arrival_uncertainty_us,before_mhz,after_mhz,"
+    "kind,ramp_levels_mhz,card_spread_us,held_before_ms,holds_ms,nvml_sm_mhz,nvml_reasons,power_w,arrival_gpu_ns";
+
+std::string steps_csv(const WatchRecording& recording, const WatchAnalysis& analysis);
+std::string clock_csv(const WatchRecording& recording, const WatchAnalysis& analysis);
+std::string telemetry_csv(const WatchRecording& recording);
+
+// Every recorded SM's iterations around one change of the card.
+struct RecordWindow {
+  int step = 0;  // its row in steps.csv
+  std::vector<SmRecords> sms;
+};
+
+// The windows kept: around each change, `half_width_ns` each side, the
+// first `max_windows` changes; at 8 bytes an iteration an SM.
+std::vector<RecordWindow> windows_around(const WatchRecording& recording, const WatchAnalysis& analysis,
+                                         Nanos half_width_ns, std::size_t max_windows);
+std::string windows_bin(const std::vector<RecordWindow>& windows);
+// Throws Error(bad_argument) naming what is wrong with the file.
+std::vector<RecordWindow> read_windows_bin(const std::string& contents);
+
+// Counts, the distributions of step size, hold and SM spread, and the
+// judge's evidence.
+nlohmann::json watch_summary(const WatchRecording& recording, const WatchAnalysis& analysis);
+
+}  // namespace latest
