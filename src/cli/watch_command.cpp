@@ -18,9 +18,11 @@ namespace {
 
 using nlohmann::json;
 
-// The changes kept with their records, and how far each side.
-constexpr std::size_t kMaxWindows = 64;
-constexpr Nanos kWindowHalfWidthNs = 6'000'000;
+// The changes kept with their records, and how far each side: far enough
+// for the detectors' calibrations (detector_judge.hpp) to be taken again
+// from a window alone.
+constexpr std::size_t kMaxWindows = 32;
+constexpr Nanos kWindowHalfWidthNs = 12'500'000;
 
 // What no watch may change: read before and after through NVML.
 json settings_of(DeviceQuery* query) {
@@ -59,6 +61,19 @@ void print_summary(const WatchRecording& rec, const json& summary, const std::st
              j["cycles_per_iteration"]["p99"].get<double>(), j["nvml_minus_sms_mhz"]["median"].get<double>(),
              j["nvml_minus_sms_mhz"]["max_abs"].get<double>(), j["wiggle_1ms_mhz"]["sd"].get<double>(),
              j["wiggle_1ms_mhz"]["max_abs"].get<double>());
+  const json& d = summary["detectors"];
+  for (const char* name : {"pooled", "paper"}) {
+    const json& e = d[name];
+    if (e["accepted"].get<std::size_t>() == 0) {
+      fmt::print("{}{} detector: none of {} judged changes accepted\n", label, name, d["judged"].get<long>());
+      continue;
+    }
+    fmt::print("{}{} detector against the judge, {} of {} changes: median {:+.2f} us ({:+.2f} target iterations), "
+               "|error| p99 {:.2f} us, earliest {:+.2f}, latest {:+.2f}\n",
+               label, name, e["accepted"].get<std::size_t>(), d["judged"].get<long>(), e["us"]["median"].get<double>(),
+               e["target_iterations"]["median"].get<double>(), e["us"]["abs_p99"].get<double>(),
+               e["us"]["min"].get<double>(), e["us"]["max"].get<double>());
+  }
 }
 
 WatchSettings watch_settings(const WatchOptions& o) {
@@ -90,6 +105,10 @@ GpuOutcome watch_gpu(const WatchOptions& o, const DeviceSelector& device, bool s
   StepSettings step_settings;
   step_settings.timer_tick_ns = std::max(1.0, backends.workload->info().timer_tick_ns);
   const WatchAnalysis analysis = analyse_watch(rec, step_settings);
+  JudgeSettings judge;
+  judge.seed = b.seed;
+  const auto judged = judge_detectors(rec.sms, analysis.steps, backends.clocks->supported_clocks(), o.iteration_fmas,
+                                      step_settings.timer_tick_ns, judge);
   const auto windows = windows_around(rec, analysis, kWindowHalfWidthNs, kMaxWindows);
   const std::string windows_file = windows_bin(windows);
   const std::filesystem::path dir(output);
@@ -97,10 +116,11 @@ GpuOutcome watch_gpu(const WatchOptions& o, const DeviceSelector& device, bool s
   write_file_atomically(dir / "clock.csv", clock_csv(rec, analysis));
   write_file_atomically(dir / "telemetry.csv", telemetry_csv(rec));
   write_file_atomically(dir / "windows.bin", windows_file);
+  write_file_atomically(dir / "judged.csv", judged_csv(rec, judged));
   json recorded = json::array();
   std::int64_t iterations = 0;
   for (const SmRecords& r : rec.sms) recorded.push_back(r.sm), iterations += static_cast<std::int64_t>(r.duration_ns.size());
-  const json summary = watch_summary(rec, analysis);
+  const json summary = watch_summary(rec, analysis, judged);
   json manifest = {
       {"command", "watch"},
       {"version", LATEST_VERSION},
@@ -111,6 +131,7 @@ GpuOutcome watch_gpu(const WatchOptions& o, const DeviceSelector& device, bool s
       {"settings",
        {{"load_seconds", o.seconds}, {"tail_seconds", o.tail_seconds}, {"iteration_fmas", o.iteration_fmas},
         {"recorded_sms", o.recorded_sms}, {"sample_ms", o.sample_ms}, {"min_step_mhz", step_settings.min_step_mhz},
+        {"seed", b.seed}, {"supported_clocks_mhz", backends.clocks->supported_clocks()},
         {"timer_tick_ns", step_settings.timer_tick_ns}}},
       {"load", {{"what", backends.load->describe()}, {"seconds", rec.load.seconds},
                 {"operations", rec.load.operations}, {"tflops", rec.load.tflops}}},
@@ -157,7 +178,7 @@ void add_watch_command(CLI::App& app, WatchOptions& o) {
   cmd->add_option("--backend", o.backend.backend, "auto, cuda or sim")->capture_default_str();
   cmd->add_option("--sim-profile", o.backend.sim_profile, "simulated card")->capture_default_str();
   cmd->add_option("--sim-gpus", o.backend.sim_gpus, "simulated cards (for --device all)")->capture_default_str();
-  cmd->add_option("--seed", o.backend.seed, "the simulated card's seed")->capture_default_str();
+  cmd->add_option("--seed", o.backend.seed, "the simulated card's seed, and the pseudo-requests' draws")->capture_default_str();
 }
 
 int run_watch(const WatchOptions& o) {

@@ -15,7 +15,8 @@ set(LATEST_CORE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/accuracy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/selftest.cpp
   ${CMAKE_CURRENT_LIST_DIR}/watch/clock_steps.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/watch/watch.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/watch/watch.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/watch/detector_judge.cpp)
 # The pooled detector never reads errno: with errno each of its square roots
 # is a compare and a branch to libm more, in the loop over every record a
 # fine scan reads (about a sixth of its host time; docs/benchmarks.md).

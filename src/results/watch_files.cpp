@@ -110,19 +110,7 @@ std::vector<RecordWindow> windows_around(const WatchRecording& r, const WatchAna
     const Nanos at = a.steps[k].arrival_ns();
     RecordWindow w;
     w.step = static_cast<int>(k);
-    for (const SmRecords& sm : r.sms) {
-      SmRecords cut;
-      cut.sm = sm.sm;
-      Nanos t = sm.first_start_ns;
-      for (std::size_t i = 0; i < sm.duration_ns.size(); t += sm.duration_ns[i], ++i) {
-        if (t < at - half_width) continue;
-        if (t > at + half_width) break;
-        if (cut.duration_ns.empty()) cut.first_start_ns = t;
-        cut.duration_ns.push_back(sm.duration_ns[i]);
-        cut.cycles.push_back(sm.cycles[i]);
-      }
-      w.sms.push_back(std::move(cut));
-    }
+    for (const SmRecords& sm : r.sms) w.sms.push_back(slice_records(sm, at - half_width, at + half_width));
     out.push_back(std::move(w));
   }
   return out;
@@ -167,7 +155,49 @@ std::vector<RecordWindow> read_windows_bin(const std::string& contents) {
   return out;
 }
 
-nlohmann::json watch_summary(const WatchRecording& r, const WatchAnalysis& a) {
+std::string judged_csv(const WatchRecording& r, const std::vector<JudgedChange>& judged) {
+  std::string out =
+      "step,before_mhz,after_mhz,request_ms,judge_arrival_ms,judge_uncertainty_us,target_iteration_us,pooled_outcome,"
+      "pooled_error_us,pooled_misfits,pooled_sm_error_min_us,pooled_sm_error_max_us,paper_outcome,paper_error_us,"
+      "skipped\n";
+  const auto us = [](const std::optional<double>& ns) { return ns ? fmt::format("{:.3f}", *ns / 1e3) : ""; };
+  for (const JudgedChange& j : judged) {
+    const auto [lo, hi] = std::minmax_element(j.pooled_sm_errors_ns.begin(), j.pooled_sm_errors_ns.end());
+    const bool any = !j.pooled_sm_errors_ns.empty();
+    out += fmt::format("{},{:.2f},{:.2f},{:.6f},{:.6f},{:.3f},{:.3f},{},{},{:#x},{},{},{},{},{}\n", j.step, j.before_mhz,
+                       j.after_mhz, ms_since(r, j.request_ns), ms_since(r, j.judge_arrival_ns),
+                       j.judge_uncertainty_ns / 1e3, j.target_iteration_ns / 1e3, to_string(j.pooled),
+                       us(j.pooled_error_ns), j.pooled_misfits, any ? us(*lo) : "", any ? us(*hi) : "",
+                       to_string(j.paper), us(j.paper_error_ns), j.skipped);
+  }
+  return out;
+}
+
+namespace {
+
+// A detector's errors against the judge: µs and target iterations.
+nlohmann::json detector_errors(const std::vector<JudgedChange>& judged, bool pooled) {
+  std::vector<double> us, iterations;
+  for (const JudgedChange& j : judged) {
+    const auto& e = pooled ? j.pooled_error_ns : j.paper_error_ns;
+    if (!e) continue;
+    us.push_back(*e / 1e3);
+    if (j.target_iteration_ns > 0) iterations.push_back(*e / j.target_iteration_ns);
+  }
+  if (us.empty()) return {{"accepted", 0}};
+  const auto of = [](const std::vector<double>& xs) {
+    const Summary s = summarise(xs);
+    std::vector<double> abs;
+    for (const double x : xs) abs.push_back(std::abs(x));
+    const Summary a = summarise(abs);
+    return nlohmann::json{{"median", s.median}, {"min", s.min}, {"max", s.max}, {"abs_median", a.median}, {"abs_p99", a.p99}};
+  };
+  return {{"accepted", us.size()}, {"us", of(us)}, {"target_iterations", of(iterations)}};
+}
+
+}  // namespace
+
+nlohmann::json watch_summary(const WatchRecording& r, const WatchAnalysis& a, const std::vector<JudgedChange>& judged) {
   std::vector<double> size, hold, spread;
   std::size_t sm_steps = 0, ramps = 0;
   for (const CardStep& c : a.steps) {
@@ -195,7 +225,11 @@ nlohmann::json watch_summary(const WatchRecording& r, const WatchAnalysis& a) {
           {"judge",
            {{"cycles_per_iteration", {{"median", j.cycles_median}, {"p01", j.cycles_p01}, {"p99", j.cycles_p99}}},
             {"nvml_minus_sms_mhz", {{"median", j.nvml_minus_sms_median_mhz}, {"max_abs", j.nvml_minus_sms_max_abs_mhz}}},
-            {"wiggle_1ms_mhz", {{"sd", j.wiggle_sd_mhz}, {"max_abs", j.wiggle_max_abs_mhz}}}}}};
+            {"wiggle_1ms_mhz", {{"sd", j.wiggle_sd_mhz}, {"max_abs", j.wiggle_max_abs_mhz}}}}},
+          {"detectors",
+           {{"judged", std::count_if(judged.begin(), judged.end(), [](const JudgedChange& c) { return c.skipped.empty(); })},
+            {"pooled", detector_errors(judged, true)},
+            {"paper", detector_errors(judged, false)}}}};
 }
 
 }  // namespace latest

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/watch/detector_judge.hpp"
 #include "core/watch/watch.hpp"
 
 namespace latest {
@@ -38,8 +39,12 @@ std::string windows_bin(const std::vector<RecordWindow>& windows);
 // Throws Error(bad_argument) naming what is wrong with the file.
 std::vector<RecordWindow> read_windows_bin(const std::string& contents);
 
-// Counts, the distributions of step size, hold and SM spread, and the
-// judge's evidence.
-nlohmann::json watch_summary(const WatchRecording& recording, const WatchAnalysis& analysis);
+// The detectors against the judge, a row per change of the card.
+std::string judged_csv(const WatchRecording& recording, const std::vector<JudgedChange>& judged);
+
+// Counts, the distributions of step size, hold and SM spread, the judge's
+// evidence, and the detectors' errors against it.
+nlohmann::json watch_summary(const WatchRecording& recording, const WatchAnalysis& analysis,
+                             const std::vector<JudgedChange>& judged);
 
 }  // namespace latest

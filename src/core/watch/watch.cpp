@@ -109,6 +109,20 @@ WatchRecording record_watch(Workload& workload, Load& load, ClockControl& teleme
   return rec;
 }
 
+SmRecords slice_records(const SmRecords& records, Nanos from_ns, Nanos to_ns) {
+  SmRecords cut;
+  cut.sm = records.sm;
+  Nanos t = records.first_start_ns;
+  for (std::size_t i = 0; i < records.duration_ns.size(); t += records.duration_ns[i], ++i) {
+    if (t < from_ns) continue;
+    if (t >= to_ns) break;
+    if (cut.duration_ns.empty()) cut.first_start_ns = t;
+    cut.duration_ns.push_back(records.duration_ns[i]);
+    cut.cycles.push_back(records.cycles[i]);
+  }
+  return cut;
+}
+
 const TelemetrySample* sample_at(const std::vector<TelemetrySample>& samples, Nanos gpu_ns) {
   auto it = std::upper_bound(samples.begin(), samples.end(), gpu_ns,
                              [](Nanos t, const TelemetrySample& s) { return t < s.gpu_ns; });

@@ -100,6 +100,9 @@ struct WatchAnalysis {
 
 WatchAnalysis analyse_watch(const WatchRecording& recording, const StepSettings& settings, Nanos band_ns = 1'000'000);
 
+// The iterations of `records` that start within [from_ns, to_ns).
+SmRecords slice_records(const SmRecords& records, Nanos from_ns, Nanos to_ns);
+
 // The telemetry sample in force at `gpu_ns` (the latest before it), if any.
 const TelemetrySample* sample_at(const std::vector<TelemetrySample>& samples, Nanos gpu_ns);
 
