@@ -94,7 +94,7 @@ void BM_EngineAccuracyAndCost(benchmark::State& state) {
     const SimRun run = run_engine(42, {1980, 1500, 990, 600});
     const RunState& st = run.state;
     const Quiet& quiet = run.quiet;
-    const Accuracy acc = accuracy_against_truth(quiet.results, st.calibrations);
+    const Accuracy acc = accuracy_against_truth(quiet.results);
     std::vector<double> abs_us, gpu_s;
     for (const auto& m : acc.measurements) abs_us.push_back(std::abs(m.error_us));
     double bytes = 0, cpu = 0, windows = 0;

@@ -8,12 +8,6 @@ namespace latest {
 
 namespace {
 
-std::optional<double> target_iteration_ns(const PairResult& r, const std::vector<ClockCalibration>& calibrations) {
-  for (const auto& c : calibrations)
-    if (c.mhz == r.pair.target && c.iteration_fmas == r.iteration_fmas) return c.pooled.iteration.mean;
-  return std::nullopt;
-}
-
 // The summary of one optional field over the measurements that have it.
 template <typename Field>
 std::optional<Summary> summary_where(const std::vector<TruthComparison>& ms, Field field) {
@@ -26,13 +20,12 @@ std::optional<Summary> summary_where(const std::vector<TruthComparison>& ms, Fie
 
 }  // namespace
 
-Accuracy accuracy_against_truth(const std::vector<PairResult>& results,
-                                const std::vector<ClockCalibration>& calibrations) {
+Accuracy accuracy_against_truth(const std::vector<PairResult>& results) {
   Accuracy a;
   for (const auto& r : results) {
-    const auto iteration_ns = target_iteration_ns(r, calibrations);
     for (const auto& row : r.rows) {
       if (!row.truth) continue;
+      const auto iteration_ns = row.target_iteration_ns > 0 ? std::optional(row.target_iteration_ns) : std::nullopt;
       TruthComparison m;
       m.pair = r.pair;
       m.true_ms = row.truth->switching_ms;

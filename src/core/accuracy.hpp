@@ -39,21 +39,19 @@ struct Accuracy {
   std::optional<Summary> residual_iterations;  // residual in target iterations
   std::optional<Summary> excess_us;            // |residual| - bound
   std::optional<double> early_share;           // residual below minus the sync uncertainty
-  // Residual beyond the bound (one target iteration + the sync uncertainty):
-  // told beside the criterion, not part of it (the verdict bounds the
-  // median, and the early side measurement by measurement). On one H100 at
-  // 8 warps per SM a third of the measurements came out late so while the
-  // criterion held (docs/decisions/0006-one-warp-per-sm.md).
+  // Residual beyond the bound (one target iteration + the sync uncertainty).
   std::optional<double> late_share;
   // The selftest's criterion, two-sided: the median |residual| is within the
-  // bound, and at most 1 % of measurements are early beyond the sync
-  // uncertainty.
-  bool within_bound() const { return excess_us && excess_us->median <= 0 && early_share && *early_share <= 0.01; }
+  // bound, at most 1 % of measurements are early beyond the sync
+  // uncertainty, and at most 1 % late beyond the bound.
+  bool within_bound() const {
+    return excess_us && excess_us->median <= 0 && early_share && *early_share <= 0.01 && late_share &&
+           *late_share <= 0.01;
+  }
 };
 
-// Every accepted measurement that carries a truth. A pair's target iteration
-// comes from the calibration at the pair's own iteration length.
-Accuracy accuracy_against_truth(const std::vector<PairResult>& results,
-                                const std::vector<ClockCalibration>& calibrations);
+// Every accepted measurement that carries a truth, each against its own
+// target iteration.
+Accuracy accuracy_against_truth(const std::vector<PairResult>& results);
 
 }  // namespace latest

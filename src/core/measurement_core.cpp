@@ -222,6 +222,7 @@ void MeasurementCore::detect(Attempt& a, ClockPair pair, std::int64_t fmas, cons
   }
   row.call_ms = static_cast<double>(t_r - t_s) / 1e6;
   row.misfits = pooled.misfits;
+  row.target_iteration_ns = ct.pooled.iteration.mean;
   row.accepted_sms = a.measurement.accepted_sms;
   row.max_sm = a.measurement.max_sm;
   row.sm_spread_ms = a.measurement.sm_spread_ms;

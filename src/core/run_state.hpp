@@ -124,6 +124,9 @@ struct MeasurementRow {
   std::optional<Mhz> memory_mhz;  // kept in the manifest per pair; the CSV's columns are fixed
   std::optional<SwitchTruth> truth;
   unsigned misfits = 0;  // Misfit bits, from the pooled detector whichever is selected
+  // The target's calibrated iteration at this measurement's length, the
+  // unit of its resolution (the selftest's bound); the CSV's columns are fixed.
+  double target_iteration_ns = 0;
 };
 
 // Each SM's records around one switch, for auditing detection.

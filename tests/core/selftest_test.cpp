@@ -53,16 +53,20 @@ TEST(Selftest, CaptureHoldsTheLongestLatencyWithoutAPilot) {
   }
 }
 
-TEST(Selftest, VerdictFollowsTheMedianExcessAndTheEarlyShare) {
+TEST(Selftest, VerdictFollowsTheMedianExcessAndTheEarlyAndLateShares) {
   Accuracy a;
   EXPECT_EQ(selftest_verdict(a), SelftestVerdict::not_evaluated);
   a.excess_us = Summary{};
   a.excess_us->median = -0.5;
   a.early_share = 0.0;
+  a.late_share = 0.01;
   EXPECT_EQ(selftest_verdict(a), SelftestVerdict::passed);
   a.early_share = 0.02;
   EXPECT_EQ(selftest_verdict(a), SelftestVerdict::failed) << "2 % early";
   a.early_share = 0.0;
+  a.late_share = 0.02;
+  EXPECT_EQ(selftest_verdict(a), SelftestVerdict::failed) << "2 % late";
+  a.late_share = 0.0;
   a.excess_us->median = 0.1;
   EXPECT_EQ(selftest_verdict(a), SelftestVerdict::failed);
 }

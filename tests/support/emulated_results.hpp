@@ -1,5 +1,5 @@
 #pragma once
-// Made-up calibrations and emulated measurements with known answers, for the
+// Emulated measurements with known answers, for the
 // accuracy tests of core and results.
 #include <cstdint>
 #include <random>
@@ -7,14 +7,6 @@
 #include "core/engine.hpp"
 
 namespace latest::testing {
-
-inline ClockCalibration calibration(Mhz mhz, std::int64_t fmas, double mean_ns) {
-  ClockCalibration c;
-  c.mhz = mhz;
-  c.iteration_fmas = fmas;
-  c.pooled.iteration = {1000, mean_ns, 16};
-  return c;
-}
 
 // Emulated measurements whose error is in-effect delay + `residual_iterations`
 // target iterations + noise, as the method gives when t_e is found exactly.
@@ -30,6 +22,7 @@ inline PairResult emulated_pair(ClockPair pair, double target_ns, double residua
     t.in_effect_us = in_effect_us(rng);
     row.switching_ms = t.switching_ms + (*t.in_effect_us + residual_iterations * target_ns / 1e3 + noise_us(rng)) / 1e3;
     row.sync_uncertainty_us = 1.1;
+    row.target_iteration_ns = target_ns;
     row.truth = t;
     r.rows.push_back(row);
   }
