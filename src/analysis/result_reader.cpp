@@ -81,6 +81,8 @@ PairMeasurements read_pair_csv(const fs::path& file, ClockPair pair) {
     pos = end + 1;
     if (line_no == 1) {
       if (line == kCsvHeader)
+        columns = 16;
+      else if (line == kCsvHeaderV2)
         columns = 15;
       else if (line == kCsvHeaderV1)
         columns = 12;
@@ -88,11 +90,11 @@ PairMeasurements read_pair_csv(const fs::path& file, ClockPair pair) {
         bad(file, 1, "unexpected columns: a result file from another version of latest, or not one at all");
       continue;
     }
-    std::string_view fields[15];
+    std::string_view fields[16];
     std::size_t count = 0, start = 0;
     for (std::size_t i = 0; i <= line.size(); ++i)
       if (i == line.size() || line[i] == ',') {
-        if (count < 15) fields[count] = line.substr(start, i - start);
+        if (count < 16) fields[count] = line.substr(start, i - start);
         ++count;
         start = i + 1;
       }
@@ -100,10 +102,15 @@ PairMeasurements read_pair_csv(const fs::path& file, ClockPair pair) {
     const double index = number(fields[0], file, line_no, "index");
     if (index < 1 || index != std::floor(index) || index > 1e9)
       bad(file, line_no, fmt::format("'{}' in column index is not a measurement number", fields[0]));
+    if (columns == 16 && fields[15] != "0") {
+      if (fields[15] != "1") bad(file, line_no, fmt::format("'{}' in column set_aside is not 0 or 1", fields[15]));
+      m.set_aside.push_back(static_cast<int>(index));  // in the file, out of the statistics
+      continue;
+    }
     m.index.push_back(static_cast<int>(index));
     m.switching_ms.push_back(latency(fields[1], file, line_no, "switching_latency_ms"));
     m.transition_ms.push_back(latency(fields[2], file, line_no, "transition_latency_ms"));
-    m.paper_switching_ms.push_back(columns == 15 && !fields[12].empty()
+    m.paper_switching_ms.push_back(columns >= 15 && !fields[12].empty()
                                        ? latency(fields[12], file, line_no, "paper_switching_latency_ms")
                                        : std::numeric_limits<double>::quiet_NaN());
     m.true_switching_ms.push_back(fields[10].empty() ? std::numeric_limits<double>::quiet_NaN()
@@ -141,9 +148,9 @@ std::vector<GpuResults> read_results(const std::vector<fs::path>& dirs) {
     const int schema = manifest.contains("schema_version") && manifest["schema_version"].is_number_integer()
                            ? manifest["schema_version"].get<int>()
                            : 0;
-    if (schema != 1 && schema != kManifestSchemaVersion)
+    if (schema < 1 || schema > kManifestSchemaVersion)
       throw Error(ErrorKind::bad_argument,
-                  fmt::format("{}: result schema {} is not one this latest reads (1 and {})", path.string(), schema,
+                  fmt::format("{}: result schema {} is not one this latest reads (1 to {})", path.string(), schema,
                               kManifestSchemaVersion),
                   "analyse it with the latest version that wrote it");
     const json& device = field(manifest, "device", json::value_t::object, path, "");

@@ -18,12 +18,15 @@ struct PairMeasurements {
   std::vector<int> index;
   std::vector<double> switching_ms;   // the run's detector
   std::vector<double> transition_ms;
-  // The paper's detector on the same records (schema 2; NaN where it found
+  // The paper's detector on the same records (schema 2 on; NaN where it found
   // nothing, and for schema 1, whose detector was the paper's).
   std::vector<double> paper_switching_ms;
   // The known truth where the backend had one (the simulator, emulated
   // switching); NaN elsewhere.
   std::vector<double> true_switching_ms;
+  // Measurements set aside (schema 3: misfits after every retry): in the
+  // file, out of every statistic.
+  std::vector<int> set_aside;
 };
 
 // Everything measured on one GPU (one host and UUID), possibly from several

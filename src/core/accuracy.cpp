@@ -23,7 +23,12 @@ std::optional<Summary> summary_where(const std::vector<TruthComparison>& ms, Fie
 Accuracy accuracy_against_truth(const std::vector<PairResult>& results) {
   Accuracy a;
   for (const auto& r : results) {
-    for (const auto& row : r.rows) {
+    // Every outcome before retries: the misfits taken again count too.
+    std::vector<const MeasurementRow*> all;
+    for (const auto& row : r.rows) all.push_back(&row);
+    for (const auto& row : r.retried) all.push_back(&row);
+    for (const MeasurementRow* each : all) {
+      const MeasurementRow& row = *each;
       if (!row.truth) continue;
       const auto iteration_ns = row.target_iteration_ns > 0 ? std::optional(row.target_iteration_ns) : std::nullopt;
       TruthComparison m;

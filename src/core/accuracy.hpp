@@ -51,7 +51,8 @@ struct Accuracy {
 };
 
 // Every accepted measurement that carries a truth, each against its own
-// target iteration.
+// target iteration, the misfits taken again included (outcomes before
+// retries).
 Accuracy accuracy_against_truth(const std::vector<PairResult>& results);
 
 }  // namespace latest

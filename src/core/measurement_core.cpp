@@ -20,7 +20,8 @@ double cpu_seconds() {
 std::vector<double> latencies(const std::vector<MeasurementRow>& rows) {
   std::vector<double> xs;
   xs.reserve(rows.size());
-  for (const auto& r : rows) xs.push_back(r.switching_ms);
+  for (const auto& r : rows)
+    if (!r.set_aside) xs.push_back(r.switching_ms);
   return xs;
 }
 
@@ -369,26 +370,41 @@ bool MeasurementCore::accept(PairProgress& p, Attempt& a, std::size_t count) {
   PairResult& result = p.result;
   const ClockPair pair = result.pair;
   p.failed_attempts = 0;
+  // A route passes other clocks by design, so its misfits are kept as flags.
+  if (a.row.misfits != 0 && p.via.empty()) {
+    if (p.misfit_tries++ < settings_.misfit_retries) {
+      for (const Misfit m : kMisfits)
+        if (a.row.misfits & static_cast<unsigned>(m)) ++result.misfit_retries[to_string(m)];
+      result.retried.push_back(a.row);
+      return false;  // taken again
+    }
+    a.row.set_aside = true;
+  }
+  p.misfit_tries = 0;
   a.row.index = ++p.measurement_number;
   if (settings_.save_traces || static_cast<int>(result.rows.size()) < settings_.trace_first ||
       (a.row.misfits != 0 && p.traced_misfits++ < settings_.trace_first))
     keep_traces(result, a, a.row.index);
   result.rows.push_back(a.row);
 
-  auto n = static_cast<int>(result.rows.size());
+  auto n = result.kept();
+  // A row set aside changes nothing that counts; twice the most measurements
+  // in rows bound a pair whose every measurement misfits.
+  const bool too_many = static_cast<int>(result.rows.size()) >= 2 * settings_.max_measurements;
+  if (a.row.set_aside) return too_many;
   if (n % settings_.throttle_check_every == 0) {
     const Telemetry tel = clocks_.telemetry();
     skip_if_power_capped(tel, pair);
     if (tel.throttle.thermal) {
-      const int drop = std::min(n, settings_.throttle_check_every);
-      result.rows.resize(static_cast<std::size_t>(n - drop));
+      const int drop = std::min(static_cast<int>(result.rows.size()), settings_.throttle_check_every);
+      result.rows.resize(result.rows.size() - static_cast<std::size_t>(drop));
       result.discarded["thermal"] += drop;
       state_.throttle_events.push_back({seconds_since_start(), pair, "thermal",
                                         fmt::format("discarded the newest {} measurements, cooled {} s", drop,
                                                     settings_.thermal_cooldown_s),
                                         tel.throttle.raw_reasons});
       cool_down();
-      n = static_cast<int>(result.rows.size());
+      n = result.kept();
     }
   }
   result.rse = relative_standard_error(latencies(result.rows));
@@ -396,7 +412,7 @@ bool MeasurementCore::accept(PairProgress& p, Attempt& a, std::size_t count) {
   observer_.progress({p.number, count, pair, n, result.rse,
                       (static_cast<double>(count - p.number) * settings_.min_measurements + remaining_here) *
                           measurement_gpu_ms_ / 1e3});
-  if (n >= settings_.max_measurements) return true;
+  if (n >= settings_.max_measurements || too_many) return true;
   return n > 0 && n >= settings_.min_measurements && n % settings_.rse_check_every == 0 && result.rse <= settings_.rse;
 }
 

@@ -40,6 +40,7 @@ struct PairProgress {
   int traced_misfits = 0;
   int failed_measurements = 0;
   int failed_attempts = 0;  // of the measurement in progress
+  int misfit_tries = 0;     // of the measurement in progress
   double capture_ms = 0;
   std::int64_t fmas = 0;
   // What the pair's measurements so far need, to come back to after a

@@ -4,6 +4,7 @@
 // it happen. The engine (engine.hpp) and the schedules
 // (schedules/pair_schedule.hpp) fill them.
 #include <cstdint>
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -29,6 +30,9 @@ struct EngineSettings {
   int throttle_check_every = 5;
   double thermal_cooldown_s = 10;
   int max_attempts = 5;           // tries per measurement before it counts as failed
+  // A measurement whose records misfit the model (Misfit) is taken again
+  // this often; the last try's is kept, set aside from the statistics.
+  int misfit_retries = 2;
   int max_failed_measurements = 5;// failed measurements before the pair is skipped
   double max_band_overlap = 0.0;  // separability gate (0 = bands must be disjoint)
   bool include_inseparable = false;
@@ -125,8 +129,11 @@ struct MeasurementRow {
   std::optional<SwitchTruth> truth;
   unsigned misfits = 0;  // Misfit bits, from the pooled detector whichever is selected
   // The target's calibrated iteration at this measurement's length, the
-  // unit of its resolution (the selftest's bound); the CSV's columns are fixed.
+  // unit of its resolution (the selftest's bound); not in the CSV.
   double target_iteration_ns = 0;
+  // Still a misfit when its retries ran out: in the CSV, marked, and left
+  // out of the pair's statistics and its stop.
+  bool set_aside = false;
 };
 
 // Each SM's records around one switch, for auditing detection.
@@ -146,6 +153,12 @@ struct PairResult {
   std::vector<MeasurementRow> rows;
   std::map<std::string, int> discarded;  // reason -> count
   std::map<std::string, int> failed;     // reason -> count
+  std::map<std::string, int> misfit_retries;  // cause -> measurements taken again for it
+  std::vector<MeasurementRow> retried;         // the misfits taken again: not results, but truth for the selftest
+  // Rows that count: those not set aside.
+  int kept() const {
+    return static_cast<int>(std::count_if(rows.begin(), rows.end(), [](const MeasurementRow& r) { return !r.set_aside; }));
+  }
   int failed_windows() const {
     int n = 0;
     for (const auto& [reason, count] : failed) n += count;

@@ -55,6 +55,11 @@ json gpu_json(const GpuAnalysis& g, std::size_t index, const json& summary, cons
           if (n.is_number_integer() && n.get<int>() > 0)
             happened[fmt::format("{} {}", what == std::string("failed") ? "retried" : "discarded", why)] = n;
       }
+      const json retried = e.value("misfit_retries", json::object());
+      for (const auto& [why, n] : retried.items())
+        if (n.is_number_integer() && n.get<int>() > 0) happened["misfit taken again: " + why] = n;
+      if (const json aside = e.value("set_aside", json::array()); aside.is_array() && !aside.empty())
+        happened[fmt::format("set aside, misfits after every retry (measurements {})", aside.dump())] = aside.size();
       if (!happened.empty()) pair_events.emplace(k, happened);
       if (e.contains("trace_file")) traces.emplace(k, (r.dirs[i] / e["trace_file"].get<std::string>()).string());
     }

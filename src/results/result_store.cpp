@@ -49,13 +49,13 @@ std::string measurements_csv(const std::vector<MeasurementRow>& rows) {
   std::string out = kCsvHeader;
   out += '\n';
   for (const auto& r : rows) {
-    out += fmt::format("{},{:.6f},{:.6f},{:.6f},{},{},{:.6f},{:.3f},{},{},{},{},{},{},{:.3f}\n", r.index, r.switching_ms,
+    out += fmt::format("{},{:.6f},{:.6f},{:.6f},{},{},{:.6f},{:.3f},{},{},{},{},{},{},{:.3f},{:d}\n", r.index, r.switching_ms,
                        r.transition_ms, r.call_ms, r.accepted_sms, r.max_sm, r.sm_spread_ms, r.sync_uncertainty_us,
                        optional_number(r.temperature_c, "{:.1f}"), optional_number(r.power_w, "{:.1f}"),
                        r.truth ? fmt::format("{:.6f}", r.truth->switching_ms) : std::string(),
                        r.truth ? fmt::format("{:.6f}", r.truth->transition_ms) : std::string(),
                        optional_number(r.paper_switching_ms), optional_number(r.paper_transition_ms),
-                       r.switching_uncertainty_us);
+                       r.switching_uncertainty_us, r.set_aside);
   }
   return out;
 }
@@ -268,6 +268,18 @@ void ResultStore::pair_finished(const PairResult& r, const RunState& state) {
     if (!which.empty()) misfits[to_string(m)] = {{"count", which.size()}, {"measurements", which}};
   }
   j["misfits"] = misfits;
+  // Misfits are taken again; those still misfits when retries ran out are
+  // set aside. The share counts every misfit outcome, retried or kept.
+  std::vector<int> set_aside;
+  int misfit_rows = 0;
+  for (const auto& row : r.rows) {
+    if (row.set_aside) set_aside.push_back(row.index);
+    misfit_rows += row.misfits != 0;
+  }
+  j["misfit_retries"] = r.misfit_retries;
+  j["set_aside"] = set_aside;
+  const auto outcomes = r.rows.size() + r.retried.size();
+  j["misfit_share"] = outcomes ? static_cast<double>(misfit_rows + static_cast<int>(r.retried.size())) / outcomes : 0.0;
   j["rse"] = std::isfinite(r.rse) ? json(r.rse) : json(nullptr);
   j["discarded"] = r.discarded;
   j["failed"] = r.failed;

@@ -14,17 +14,23 @@
 
 namespace latest {
 
-// Schema 2: the selected detector's latencies, then the paper's detector's on
-// the same records (empty where it found nothing) and the selected one's own
-// uncertainty. Schema 1 had the first twelve columns only; it is still read.
-inline constexpr int kManifestSchemaVersion = 2;
+// Schema 3: the selected detector's latencies, then the paper's detector's on
+// the same records (empty where it found nothing), the selected one's own
+// uncertainty, and whether the measurement is set aside (1: a misfit after
+// every retry, out of the statistics). Schema 2 lacked the last column,
+// schema 1 had the first twelve; both are still read.
+inline constexpr int kManifestSchemaVersion = 3;
 inline constexpr const char* kCsvHeaderV1 =
     "index,switching_latency_ms,transition_latency_ms,call_latency_ms,accepted_sms,max_sm,"
     "sm_spread_ms,sync_uncertainty_us,temperature_c,power_w,true_latency_ms,true_transition_ms";
-inline constexpr const char* kCsvHeader =
+inline constexpr const char* kCsvHeaderV2 =
     "index,switching_latency_ms,transition_latency_ms,call_latency_ms,accepted_sms,max_sm,"
     "sm_spread_ms,sync_uncertainty_us,temperature_c,power_w,true_latency_ms,true_transition_ms,"
     "paper_switching_latency_ms,paper_transition_latency_ms,switching_uncertainty_us";
+inline constexpr const char* kCsvHeader =
+    "index,switching_latency_ms,transition_latency_ms,call_latency_ms,accepted_sms,max_sm,"
+    "sm_spread_ms,sync_uncertainty_us,temperature_c,power_w,true_latency_ms,true_transition_ms,"
+    "paper_switching_latency_ms,paper_transition_latency_ms,switching_uncertainty_us,set_aside";
 
 std::string host_name_for_files();  // hostname with '_' replaced by '-'
 std::string pair_file_name(ClockPair pair, const std::string& host, int gpu_index);

@@ -214,7 +214,7 @@ TEST(Cli, HostileResultsAreRefusedWithExitTwo) {
   for (const auto& e : fs::directory_iterator(dir))
     if (e.path().extension() == ".csv") csv = e.path();
   ASSERT_FALSE(csv.empty());
-  std::ofstream(csv, std::ios::app) << "99,nan,1,1,1,1,1,1,,,,,,,0\n";
+  std::ofstream(csv, std::ios::app) << "99,nan,1,1,1,1,1,1,,,,,,,0,0\n";
   for (const std::string command : {"analyze", "table"}) {
     std::vector<std::string> args = {command, dir.string()};
     if (command == "table") args.insert(args.end(), {"-o", (dir / "t.json").string()});

@@ -437,7 +437,7 @@ TEST(Engine, CoarseIterationsMeetThePooledBounds) {
   const std::vector<std::tuple<std::int64_t, Shape, std::uint64_t>> cases = {
       {16384, Shape::four_steps, 3}, {16384, Shape::linear, 5},     {16384, Shape::overshoot, 7},
       {16384, Shape::stall, 9},      {65536, Shape::four_steps, 11}, {65536, Shape::linear, 13},
-      {65536, Shape::overshoot, 15}};
+      {65536, Shape::overshoot, 15}, {65536, Shape::overshoot, 16}};
   for (const auto& [fmas, shape, seed] : cases) {
     SCOPED_TRACE(std::to_string(fmas) + " FMAs, " + sim::to_string(shape) + ", seed " + std::to_string(seed));
     sim::Injection inj;
@@ -449,7 +449,24 @@ TEST(Engine, CoarseIterationsMeetThePooledBounds) {
     s.min_measurements = s.max_measurements = 12;
     run.run(s);
     ASSERT_EQ(run.recorder.results.size(), 2u);
-    for (const auto& r : run.recorder.results) expect_within_bounds(run.state, r, false);
+    // A known limit: overshoots at 65536 FMAs that the detector does not flag
+    // (the ones past the target are retried as misfits) come out up to two
+    // target iterations early, half of one at the median (docs/methodology.md,
+    // "Accuracy").
+    const bool known_limit = fmas == 65536 && shape == Shape::overshoot;
+    for (const auto& r : run.recorder.results) {
+      expect_within_bounds(run.state, r, false, !known_limit);
+      if (!known_limit) continue;
+      const double it = iteration_ms(run.state, r, r.pair.target);
+      std::vector<double> errors;
+      for (const auto& row : r.rows) {
+        if (row.set_aside) continue;
+        const double e = row.switching_ms - row.truth->switching_ms;
+        EXPECT_GE(e, -(2 * it + row.sync_uncertainty_us / 1e3));
+        errors.push_back(std::abs(e));
+      }
+      EXPECT_LE(summarise(errors).median, 0.6 * it);
+    }
   }
 }
 
@@ -502,7 +519,7 @@ TEST_P(ClosePairWithSlightRamps, IsMeasuredAtACoarserIteration) {
       ASSERT_EQ(run.recorder.results.size(), 2u);
       for (const auto& r : run.recorder.results) {
         EXPECT_EQ(r.status, "measured") << r.pair.init << "->" << r.pair.target << ": " << to_string(r.reason.code);
-        EXPECT_EQ(r.rows.size(), 25u);
+        EXPECT_EQ(r.kept(), 25);
         EXPECT_EQ(r.iteration_fmas, 32768) << "the gate's iteration for 1980 <-> 1950";
         EXPECT_EQ(r.iteration_coarsenings, 0) << "moved before its first window, not after refusals";
         const double it_us = iteration_ms(run.state, r, r.pair.target) * 1e3;
@@ -878,11 +895,12 @@ TEST(Engine, MisfitsAreFlaggedByShape) {
     run.run(s);
     int flagged = 0, rows = 0, any = 0;
     for (const auto& r : run.recorder.results)
-      for (const auto& row : r.rows) {
-        ++rows;
-        flagged += (row.misfits & static_cast<unsigned>(misfit)) != 0;
-        any += row.misfits != 0;
-      }
+      for (const auto* kind : {&r.rows, &r.retried})  // every outcome, before retries
+        for (const auto& row : *kind) {
+          ++rows;
+          flagged += (row.misfits & static_cast<unsigned>(misfit)) != 0;
+          any += row.misfits != 0;
+        }
     return std::make_pair(static_cast<double>(flagged) / rows, static_cast<double>(any) / rows);
   };
   for (std::uint64_t seed : {3, 4}) {
@@ -893,6 +911,38 @@ TEST(Engine, MisfitsAreFlaggedByShape) {
     const double past = share(sim::RampShape::overshoot, Misfit::non_monotone, Detector::pooled, seed).first;
     EXPECT_GE(past, 0.2);
     EXPECT_LE(past, 0.8);
+  }
+}
+
+// A misfit is measured again, up to twice; one still a misfit then is kept,
+// set aside: out of the pair's statistics and its stop. On stalls every
+// switch misfits, on overshoots about half do.
+TEST(Engine, MisfitsAreMeasuredAgainAndSetAsideWhenRetriesRunOut) {
+  for (std::uint64_t seed : {5, 6}) {
+    sim::Injection inj;
+    inj.ramp_shape = sim::RampShape::stall;
+    SimRun stalled("h200", seed, inj);
+    EngineSettings s = small({1980, 990});
+    s.min_measurements = 10;
+    s.max_measurements = 12;
+    stalled.run(s);
+    for (const auto& r : stalled.recorder.results) {
+      ASSERT_EQ(r.status, "measured");
+      const auto set_aside = r.rows.size() - static_cast<std::size_t>(r.kept());
+      EXPECT_GT(set_aside, r.rows.size() / 2) << "most stalled switches stay misfits";
+      EXPECT_GE(r.retried.size(), 2 * set_aside) << "each set aside after two retries";
+      EXPECT_GT(r.misfit_retries.at("stall"), static_cast<int>(r.retried.size()) / 2);
+      EXPECT_TRUE(r.kept() == 12 || r.rows.size() == 24u) << "the stop counts kept rows; twice as many bound the rest";
+    }
+    inj.ramp_shape = sim::RampShape::overshoot;
+    SimRun over("h200", seed, inj);
+    s.min_measurements = s.max_measurements = 20;
+    over.run(s);
+    for (const auto& r : over.recorder.results) {
+      EXPECT_EQ(r.kept(), 20) << "set-aside rows do not count towards the stop";
+      EXPECT_GT(r.retried.size(), 0u);
+      for (const auto& row : r.rows) EXPECT_EQ(row.set_aside, row.misfits != 0);
+    }
   }
 }
 

@@ -57,10 +57,10 @@ TEST(ResultStore, CsvHasExactlyTheDocumentedColumns) {
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "index,switching_latency_ms,transition_latency_ms,call_latency_ms,accepted_sms,max_sm,sm_spread_ms,"
             "sync_uncertainty_us,temperature_c,power_w,true_latency_ms,true_transition_ms,"
-            "paper_switching_latency_ms,paper_transition_latency_ms,switching_uncertainty_us");
-  EXPECT_NE(csv.find("\n1,5.250000,1.500000,0.300000,132,7,0.004000,1.200,,,,,,,0.000\n"), std::string::npos) << csv;
+            "paper_switching_latency_ms,paper_transition_latency_ms,switching_uncertainty_us,set_aside");
+  EXPECT_NE(csv.find("\n1,5.250000,1.500000,0.300000,132,7,0.004000,1.200,,,,,,,0.000,0\n"), std::string::npos) << csv;
   EXPECT_NE(csv.find("\n2,5.250000,1.500000,0.300000,132,7,0.004000,1.200,51.5,,5.200000,1.400000,5.254100,1.250000,"
-                     "0.125\n"),
+                     "0.125,0\n"),
             std::string::npos)
       << csv;
 }
