@@ -17,6 +17,31 @@ double cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
+// The SMs' clock over the iterations that start within [from, to): their
+// cycles over their nanoseconds, every SM pooled.
+std::optional<double> clock_between(const WindowRecords& records, Nanos from, Nanos to) {
+  double cycles = 0, ns = 0;
+  for (const SmRecords& sm : records.sms) {
+    if (sm.cycles.size() != sm.duration_ns.size()) continue;
+    Nanos t = sm.first_start_ns;
+    for (std::size_t i = 0; i < sm.duration_ns.size(); t += sm.duration_ns[i], ++i)
+      if (t >= from && t < to) cycles += sm.cycles[i], ns += sm.duration_ns[i];
+  }
+  if (ns <= 0) return std::nullopt;
+  return 1000.0 * cycles / ns;
+}
+
+// Where a window's records end: the latest SM's last boundary.
+Nanos records_end(const WindowRecords& records) {
+  Nanos end = 0;
+  for (const SmRecords& sm : records.sms) {
+    Nanos t = sm.first_start_ns;
+    for (const std::uint32_t d : sm.duration_ns) t += d;
+    end = std::max(end, t);
+  }
+  return end;
+}
+
 std::vector<double> latencies(const std::vector<MeasurementRow>& rows) {
   std::vector<double> xs;
   xs.reserve(rows.size());
@@ -224,6 +249,15 @@ void MeasurementCore::detect(Attempt& a, ClockPair pair, std::int64_t fmas, cons
   row.call_ms = static_cast<double>(t_r - t_s) / 1e6;
   row.misfits = pooled.misfits;
   row.target_iteration_ns = ct.pooled.iteration.mean;
+  if (workload_.clock_moves()) {
+    // After the arrival, or over the window's last quarter where none was found.
+    const Nanos end = records_end(a.records);
+    const Nanos arrival = a.measurement.outcome == MeasurementOutcome::accepted
+                              ? a.request_gpu_ns + static_cast<Nanos>(a.measurement.switching_ms * 1e6)
+                              : end - (end - a.request_gpu_ns) / 4;
+    row.clock_before_mhz = clock_between(a.records, 0, a.request_gpu_ns);
+    row.clock_after_mhz = clock_between(a.records, arrival, end);
+  }
   row.accepted_sms = a.measurement.accepted_sms;
   row.max_sm = a.measurement.max_sm;
   row.sm_spread_ms = a.measurement.sm_spread_ms;
@@ -344,6 +378,7 @@ void MeasurementCore::coarsen_iteration(PairProgress& p) {
 
 void MeasurementCore::reject(PairProgress& p, const Attempt& a) {
   ++p.result.failed[to_string(a.measurement.outcome)];
+  note_clock_reached(p.result, a.row);
   skip_if_power_capped(clocks_.telemetry(), p.result.pair);
   if (a.measurement.outcome == MeasurementOutcome::not_captured) lengthen_capture(p, a.records_full);
   if (++p.failed_attempts < settings_.max_attempts) return;
@@ -366,10 +401,22 @@ void MeasurementCore::reject(PairProgress& p, const Attempt& a) {
                   .fmas_fixed = settings_.plan.iteration_fmas.has_value()}};
 }
 
+void MeasurementCore::note_clock_reached(PairResult& r, const MeasurementRow& row) const {
+  if (!row.clock_after_mhz) return;
+  r.clocks_reached_mhz.push_back(*row.clock_after_mhz);
+  r.reached_mhz = summarise(r.clocks_reached_mhz).median;
+  // Another clock than the target: nearer another supported clock than half the step to it.
+  double step = 0.05 * r.pair.target;
+  for (const Mhz f : supported_)
+    if (f != r.pair.target) step = std::min(step, std::abs(static_cast<double>(f - r.pair.target)));
+  r.target_not_reached = std::abs(*r.reached_mhz - r.pair.target) > step / 2;
+}
+
 bool MeasurementCore::accept(PairProgress& p, Attempt& a, std::size_t count) {
   PairResult& result = p.result;
   const ClockPair pair = result.pair;
   p.failed_attempts = 0;
+  note_clock_reached(result, a.row);
   // A route passes other clocks by design, so its misfits are kept as flags.
   if (a.row.misfits != 0 && p.via.empty()) {
     if (p.misfit_tries++ < settings_.misfit_retries) {

@@ -115,6 +115,9 @@ class MeasurementCore {
   void set_measurement_gpu_ms(double ms) { measurement_gpu_ms_ = ms; }
 
  private:
+  // Keeps the clock a window's SMs reached and flags a pair whose SMs run
+  // at another clock than its target.
+  void note_clock_reached(PairResult& r, const MeasurementRow& row) const;
   // A failure that a longer capture (or, where the records budget ran out
   // first, a coarser iteration) may fix: raises the pair's, or skips it.
   void lengthen_capture(PairProgress& p, bool records_full);

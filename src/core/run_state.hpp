@@ -134,6 +134,9 @@ struct MeasurementRow {
   // Still a misfit when its retries ran out: in the CSV, marked, and left
   // out of the pair's statistics and its stop.
   bool set_aside = false;
+  // The SMs' clock from cycles over time before the request and after the
+  // arrival; empty under emulation, whose clock never moves.
+  std::optional<double> clock_before_mhz, clock_after_mhz;
 };
 
 // Each SM's records around one switch, for auditing detection.
@@ -155,6 +158,14 @@ struct PairResult {
   std::map<std::string, int> failed;     // reason -> count
   std::map<std::string, int> misfit_retries;  // cause -> measurements taken again for it
   std::vector<MeasurementRow> retried;         // the misfits taken again: not results, but truth for the selftest
+  // The clock the SMs ran at after each window's arrival (or at its end,
+  // where none was found), from cycles over time; its median is the clock
+  // the pair reached. A pair whose SMs run at another clock than the target
+  // (a power or thermal brake, or a driver that accepted the call and did
+  // something else) is flagged.
+  std::vector<double> clocks_reached_mhz;
+  std::optional<double> reached_mhz;
+  bool target_not_reached = false;
   // Rows that count: those not set aside.
   int kept() const {
     return static_cast<int>(std::count_if(rows.begin(), rows.end(), [](const MeasurementRow& r) { return !r.set_aside; }));

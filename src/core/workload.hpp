@@ -56,6 +56,9 @@ class Workload {
     (void)host_ns;
     (void)target;
   }
+  // Whether a clock request moves the clock the SMs count (clock64()):
+  // emulated switching changes the iterations' length, never the clock.
+  virtual bool clock_moves() const { return true; }
   // Truth of the switch requested last, where the backend knows it; host
   // times are put on the GPU's axis with the syncs taken around its window.
   virtual std::optional<SwitchTruth> truth(const TimerSync& before, const TimerSync& after) const {

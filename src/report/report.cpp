@@ -55,6 +55,8 @@ json gpu_json(const GpuAnalysis& g, std::size_t index, const json& summary, cons
           if (n.is_number_integer() && n.get<int>() > 0)
             happened[fmt::format("{} {}", what == std::string("failed") ? "retried" : "discarded", why)] = n;
       }
+      if (e.value("target_not_reached", false) && e.contains("clock_reached_mhz") && e["clock_reached_mhz"].is_number())
+        happened[fmt::format("target not reached: the SMs ran at {:.0f} MHz", e["clock_reached_mhz"].get<double>())] = 1;
       const json retried = e.value("misfit_retries", json::object());
       for (const auto& [why, n] : retried.items())
         if (n.is_number_integer() && n.get<int>() > 0) happened["misfit taken again: " + why] = n;

@@ -276,6 +276,8 @@ void ResultStore::pair_finished(const PairResult& r, const RunState& state) {
     if (row.set_aside) set_aside.push_back(row.index);
     misfit_rows += row.misfits != 0;
   }
+  j["clock_reached_mhz"] = r.reached_mhz ? json(*r.reached_mhz) : json(nullptr);
+  j["target_not_reached"] = r.target_not_reached;
   j["misfit_retries"] = r.misfit_retries;
   j["set_aside"] = set_aside;
   const auto outcomes = r.rows.size() + r.retried.size();

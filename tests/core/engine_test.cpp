@@ -914,6 +914,31 @@ TEST(Engine, MisfitsAreFlaggedByShape) {
   }
 }
 
+// The clock a measurement got, from cycles over time: where the card takes
+// a request for 1500 MHz and runs at 1485 with no reason given, the pair is
+// flagged with the clock reached; the others reach their targets.
+TEST(Engine, APairWhoseSmsRunAtAnotherClockIsFlagged) {
+  for (std::uint64_t seed : {7, 8}) {
+    sim::Injection inj;
+    inj.unheld_mhz = 1500;
+    SimRun run("h200", seed, inj);
+    EngineSettings s = small({1980, 1500, 990});
+    s.min_measurements = s.max_measurements = 6;
+    run.run(s);
+    ASSERT_EQ(run.recorder.results.size(), 6u);
+    for (const auto& r : run.recorder.results) {
+      SCOPED_TRACE(std::to_string(r.pair.init) + " -> " + std::to_string(r.pair.target) + ", seed " + std::to_string(seed));
+      ASSERT_TRUE(r.reached_mhz);
+      EXPECT_EQ(r.target_not_reached, r.pair.target == 1500);
+      EXPECT_NEAR(*r.reached_mhz, r.pair.target == 1500 ? 1485 : r.pair.target, 1.0);
+      for (const auto& row : r.rows) {
+        ASSERT_TRUE(row.clock_before_mhz && row.clock_after_mhz);
+        EXPECT_NEAR(*row.clock_before_mhz, r.pair.init == 1500 ? 1485 : r.pair.init, 1.0);
+      }
+    }
+  }
+}
+
 // A misfit is measured again, up to twice; one still a misfit then is kept,
 // set aside: out of the pair's statistics and its stop. On stalls every
 // switch misfits, on overshoots about half do.

@@ -50,6 +50,7 @@ class EmulatedWorkload final : public Workload {
   ~EmulatedWorkload() override;
 
   WorkloadInfo info() const override;
+  bool clock_moves() const override { return false; }
   TimeSource& time() override { return gpu_->time(); }
   // The latest sync places each switch's time on the GPU's axis.
   TimerSync synchronize() override {

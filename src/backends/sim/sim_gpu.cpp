@@ -87,6 +87,11 @@ void SimGpu::request_clock(Nanos host_ns, Mhz target) {
   const double from = mhz_at(g);
   double to = target;
   if (injection_.power_cap_mhz && target > *injection_.power_cap_mhz) to = *injection_.power_cap_mhz;
+  if (injection_.unheld_mhz && target == *injection_.unheld_mhz) {
+    const auto& clocks = profile_.clocks;
+    const auto at = std::lower_bound(clocks.begin(), clocks.end(), target);
+    if (at != clocks.begin()) to = *(at - 1);
+  }
 
   const PairLatencyModel model = profile_.latency_model({static_cast<Mhz>(std::lround(from)), target}, card_);
   double total = 0;

@@ -18,6 +18,9 @@ namespace latest::sim {
 struct Injection {
   std::vector<double> thermal_at_s;  // virtual seconds at which an 8 s thermal event starts
   std::optional<Mhz> power_cap_mhz;  // clocks above it cannot be held
+  // A request for this clock is taken, and the clock goes one step lower
+  // with no reason given: a driver that accepted the call and did something else.
+  std::optional<Mhz> unheld_mhz;
   std::optional<RampShape> ramp_shape;  // every switch takes this shape, not the profile's draw
   // RMS (ns) of a wander common to every SM's timer readings over
   // milliseconds, no clock change: some H200s move by 15-25 ns within a

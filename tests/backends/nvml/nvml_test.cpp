@@ -8,6 +8,7 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "support/process.hpp"
 
@@ -82,6 +83,12 @@ TEST_F(FakeNvml, SetsClocksAndRestoresThePriorState) {
   // latency table then records among its conditions.
   EXPECT_NE(slurp(dir_ / "results" / "manifest.json").find("GPU-fa4e0000"), std::string::npos);
   EXPECT_NE(slurp(dir_ / "results" / "manifest.json").find("999.99-fake"), std::string::npos);
+  // Through NVML's path each pair reached its target, as the SMs count it.
+  const auto manifest = nlohmann::json::parse(slurp(dir_ / "results" / "manifest.json"));
+  for (const auto& p : manifest["pairs"]) {
+    EXPECT_FALSE(p["target_not_reached"].get<bool>());
+    EXPECT_NEAR(p["clock_reached_mhz"].get<double>(), p["target_mhz"].get<double>(), 1.0);
+  }
   ASSERT_EQ(run({"table", (dir_ / "results").string(), "-o", (dir_ / "t.json").string()}).code, 0);
   EXPECT_NE(slurp(dir_ / "t.json").find("\"driver\": \"999.99-fake\""), std::string::npos) << slurp(dir_ / "t.json");
   EXPECT_NE(slurp(dir_ / "t.json").find("\"power_limit_w\": 700.0"), std::string::npos) << slurp(dir_ / "t.json");
