@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "results/atomic_file.hpp"
 #include "results/output_lock.hpp"
+#include "report/watch_report.hpp"
 #include "results/watch_files.hpp"
 
 namespace latest::cli {
@@ -145,6 +146,7 @@ GpuOutcome watch_gpu(const WatchOptions& o, const DeviceSelector& device, bool s
       {"summary", summary},
       {"truth", truth_of(*backends.load, rec)}};
   write_file_atomically(dir / "manifest.json", manifest.dump(2) + "\n");
+  write_file_atomically(dir / "watch.html", report::render_watch_report(report::watch_figures(rec, analysis, judged), manifest));
   print_summary(rec, summary, backends.load->describe(), label);
   fmt::print("{}results in {}\n", label, output);
   if (before != after)

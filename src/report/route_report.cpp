@@ -6,25 +6,12 @@
 
 #include <fmt/format.h>
 
+#include "report/html_escape.hpp"
 #include "results/atomic_file.hpp"
 
 namespace latest::report {
 namespace {
 using nlohmann::json;
-
-std::string escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 std::string ms(const json& v) { return v.is_number() ? fmt::format("{:.3f}", v.get<double>()) : "–"; }
 
@@ -40,7 +27,8 @@ std::string route_cells(const json& r) {
                                 ms(predicted.value("latency_ms", json())), band.size() == 2 ? ms(band[0]) : "–",
                                 band.size() == 2 ? ms(band[1]) : "–");
   if (!r.contains("measured_ms"))
-    return row + fmt::format("<td colspan=\"6\">{}: {}</td>", escape(r.value("status", "?")), escape(r.value("reason", "")));
+    return row + fmt::format("<td colspan=\"6\">{}: {}</td>", html_escape(r.value("status", "?")),
+                             html_escape(r.value("reason", "")));
   const json m = r["measured_ms"];
   const bool in_band = r.value("median_in_band", false);
   return row + fmt::format("<td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td>", ms(m["min"]),
@@ -57,7 +45,7 @@ std::string render_route_report(const json& doc) {
   std::string verdict;
   if (doc.contains("route_beats_direct"))
     verdict = fmt::format("<p class=\"verdict\">Measured at {}: the route is <b>{}</b> than the direct change.</p>",
-                          escape(statistic), doc["route_beats_direct"].get<bool>() ? "faster" : "not faster");
+                          html_escape(statistic), doc["route_beats_direct"].get<bool>() ? "faster" : "not faster");
   const json gpu = doc.value("gpu", json::object());
   return fmt::format(R"(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>LATEST routes: {model}</title>
@@ -81,9 +69,10 @@ and stays there. The predicted band is every wait but the last plus the last hop
 measured in the same launch, taking turns with the route. Latencies in ms, outliers included.</p>
 </body></html>
 )",
-                     fmt::arg("model", escape(gpu.value("model", "?"))), fmt::arg("uuid", escape(gpu.value("uuid", "?"))),
-                     fmt::arg("backend", escape(doc.value("backend", "?"))), fmt::arg("table", escape(doc.value("table", "?"))),
-                     fmt::arg("statistic", escape(statistic)), fmt::arg("gpu_seconds", doc.value("gpu_seconds", 0.0)),
+                     fmt::arg("model", html_escape(gpu.value("model", "?"))),
+                     fmt::arg("uuid", html_escape(gpu.value("uuid", "?"))),
+                     fmt::arg("backend", html_escape(doc.value("backend", "?"))), fmt::arg("table", html_escape(doc.value("table", "?"))),
+                     fmt::arg("statistic", html_escape(statistic)), fmt::arg("gpu_seconds", doc.value("gpu_seconds", 0.0)),
                      fmt::arg("launches", doc.value("launches", 0)), fmt::arg("rows", rows), fmt::arg("verdict", verdict));
 }
 

@@ -10,25 +10,15 @@
 #include <gtest/gtest.h>
 
 #include "report/charting_library.hpp"
+#include "support/chromium.hpp"
 #include "support/process.hpp"
 #include "support/sim_results.hpp"
 
 namespace latest::report {
 namespace {
+using latest::testing::dump_dom;
 using latest::testing::scratch;
 using latest::testing::slurp;
-
-std::string dump_dom(const std::filesystem::path& html) {
-  const auto out = html.parent_path() / "dom.html";
-  const auto profile = html.parent_path() / "chromium-profile";
-  const std::string cmd =
-      "timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
-      "--disable-background-networking --disable-component-update --disable-sync --user-data-dir=" +
-      profile.string() + " --virtual-time-budget=20000 --dump-dom file://" + html.string() + " > " + out.string() +
-      " 2>/dev/null";
-  EXPECT_EQ(std::system(cmd.c_str()), 0) << "needs Debian's chromium: " << cmd;
-  return slurp(out);
-}
 
 // The report of a simulated run in `dir` whose manifest `edit` changed, as
 // Chromium renders it.
