@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 tree=${LATEST_FUZZ_BUILD:-build-fuzz}
 shift || true
-if [ $# -gt 0 ]; then targets=("$@"); else targets=(table result_csv manifest); fi
+if [ $# -gt 0 ]; then targets=("$@"); else targets=(table result_csv manifest watch_windows); fi
 cmake -S . -B "$tree" -DLATEST_BUILD_FUZZERS=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLATEST_FUZZ_OPT="${LATEST_FUZZ_OPT:--O1}" >/dev/null
 cmake --build "$tree" -j"$(nproc)" --target "${targets[@]/#/fuzz_}" >/dev/null

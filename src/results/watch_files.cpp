@@ -49,6 +49,15 @@ class Reader {
     at_ += std::size_t{n} * 4;
   }
   bool done() const { return at_ == s_.size(); }
+  // A count read from the file, checked against the bytes left at `each`
+  // bytes an item at least, before anything is allocated for it.
+  std::size_t count(std::size_t each) {
+    const auto n = get<std::uint32_t>();
+    if (each > 0 && n > (s_.size() - at_) / each)
+      throw Error(ErrorKind::bad_argument, fmt::format("windows.bin names {} items at byte {}, more than it holds", n, at_),
+                  "the file is damaged: take it again from the watch's output");
+    return n;
+  }
 
  private:
   void need(std::size_t n) const {
@@ -139,14 +148,15 @@ std::vector<RecordWindow> read_windows_bin(const std::string& contents) {
                 "pass the windows.bin a watch wrote");
   const std::string body = contents.substr(sizeof kWindowsMagic);
   Reader in(body);
-  std::vector<RecordWindow> out(in.get<std::uint32_t>());
+  // The least a window (step, SM count), an SM (id, start, count) and an iteration take.
+  std::vector<RecordWindow> out(in.count(8));
   for (RecordWindow& w : out) {
     w.step = in.get<std::int32_t>();
-    w.sms.resize(in.get<std::uint32_t>());
+    w.sms.resize(in.count(16));
     for (SmRecords& sm : w.sms) {
       sm.sm = in.get<std::int32_t>();
       sm.first_start_ns = in.get<std::int64_t>();
-      const auto n = in.get<std::uint32_t>();
+      const auto n = static_cast<std::uint32_t>(in.count(8));
       in.words(sm.duration_ns, n);
       in.words(sm.cycles, n);
     }
