@@ -34,7 +34,7 @@ constexpr const char* kDescription =
     "  latest advise --table T --from 1980 --to 990 --phase-ms 50   does a 50 ms phase pay the change?\n"
     "  latest route --table T --from 1095 --to 1260            the fastest way, through other clocks if faster\n\n"
     "Exit codes: 0 ok, 1 internal error, 2 bad argument, 3 not supported, 4 no permission,\n"
-    "6 device not found, 9 driver or NVML missing, 15 GPU lost, 19 GPU in use by another run or\n"
+    "6 not found (device, file or directory), 9 driver or NVML missing, 15 GPU lost, 19 GPU in use by another run or\n"
     "process, 130 interrupted (clocks restored).";
 
 }  // namespace

@@ -203,6 +203,9 @@ void print_summary(const SessionResult& session, const std::string& dir) {
 }  // namespace
 
 void validate(const MeasureOptions& o) {
+  if (o.json && !o.plan_only)
+    throw Error(ErrorKind::bad_argument, "--json prints the plan, and goes with --plan",
+                "add --plan to see the plan as JSON; a measurement writes manifest.json in --output");
   if (!(o.rse > 0 && o.rse < 1))
     throw Error(ErrorKind::bad_argument, fmt::format("--rse {} is outside (0, 1)", o.rse), "e.g. --rse 0.05 for 5 %");
   if (min_measurements(o) < 1 || o.max_measurements < 1)

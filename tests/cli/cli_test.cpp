@@ -63,6 +63,7 @@ TEST(Cli, RefusalsHaveDistinctCodesClearMessagesAndLeaveNoFiles) {
       {{"--backend", "sim", "--freq", "600,900,600"}, 2, "twice"},
       {{"--backend", "sim", "--freq", "600,900", "--rse", "1.5"}, 2, "outside (0, 1)"},
       {{"--backend", "sim", "--freq", "600,900", "--rse", "0"}, 2, "outside (0, 1)"},
+      {{"--backend", "sim", "--freq", "600,900", "--json"}, 2, "goes with --plan"},
       {{"--backend", "sim", "--freq", "600,900", "--detector", "median"}, 2, "unknown --detector 'median'"},
       {{"--backend", "sim", "--freq", "600,900", "--min-measurements", "50", "--max-measurements", "10"}, 2,
        "more than"},
