@@ -197,8 +197,10 @@ void nvml_evidence(const WatchRecording& rec, const std::vector<ClockBand>& band
     if (!s.telemetry.sm_mhz) continue;
     double sum = 0;
     int n = 0;
-    for (const ClockBand& b : band)
-      if (b.start_ns >= s.gpu_ns - period && b.start_ns < s.gpu_ns) sum += b.median_mhz, ++n;
+    // The band is in time order: only its bins within the period are read.
+    auto b = std::lower_bound(band.begin(), band.end(), s.gpu_ns - period,
+                              [](const ClockBand& x, Nanos t) { return x.start_ns < t; });
+    for (; b != band.end() && b->start_ns < s.gpu_ns; ++b) sum += b->median_mhz, ++n;
     if (n > 0) diffs.push_back(static_cast<double>(*s.telemetry.sm_mhz) - sum / n);
   }
   if (diffs.empty()) return;
