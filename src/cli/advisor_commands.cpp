@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/parse_errors.hpp"
 #include "core/error.hpp"
 
 namespace latest::cli {
@@ -17,7 +18,7 @@ void add_pair_options(CLI::App& cmd, AdvisorOptions& o) {
       ->capture_default_str();
   cmd.add_option("--margin-ms", o.margin_ms, "take a detour only when it beats the direct change by more than this")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd.add_flag("--json", o.json, "print JSON");
 }
 
@@ -45,7 +46,7 @@ LatencyTable load_table(const std::string& path) {
     return LatencyTable::load(path);
   } catch (const TableError& e) {
     throw Error(e.status() == LATEST_ERR_UNREADABLE ? ErrorKind::not_found : ErrorKind::bad_argument, e.what(),
-                "give a table that `latest table` wrote (docs/table.md)");
+                "give a table that `latest table` wrote, e.g. `latest table RESULT_DIR -o table.json` (docs/table.md)");
   }
 }
 
@@ -90,17 +91,17 @@ void add_advise_command(CLI::App& app, AdvisorOptions& o) {
   auto* cmd = app.add_subcommand("advise", "whether a coming phase is long enough to pay a clock change "
                                            "(docs/table.md, \"Advisor\"; changes nothing)");
   add_pair_options(*cmd, o);
-  cmd->add_option("--phase-ms", o.phase_ms, "how long the coming phase lasts, ms")->required()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--phase-ms", o.phase_ms, "how long the coming phase lasts, ms")->required()->check(non_negative_number());
   cmd->add_option("--rule", o.rule, "break-even (the phase repays the change and the change back) or 3x (the phase "
                                     "lasts 3x the change)")
       ->capture_default_str()
       ->check(CLI::IsMember({"break-even", "3x"}));
   cmd->add_option("--gain", o.gain, "what a ms at the wanted clock gains (any unit; only gain : penalty counts)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option("--penalty", o.penalty, "what a ms at a clock nobody wants costs, while changing back (same unit)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
 }
 
 int run_route(const AdvisorOptions& o) {

@@ -78,7 +78,7 @@ void add_table_command(CLI::App& app, AnalyzeOptions& o) {
   auto* cmd = app.add_subcommand("table", "the latency table runtime systems load (docs/table.md): one versioned JSON "
                                           "file per GPU model, merging every card of it");
   cmd->add_option("dirs", o.dirs, "result directories, or directories holding them below")->required();
-  cmd->add_option("-o,--output", o.output, "the table file; a directory when the results hold several GPU models")
+  cmd->add_option("-o,--output", o.output, "the table file; a directory (existing, or ending in /) for one file per GPU model")
       ->required();
   add_filter_option(*cmd, o);
 }
@@ -124,24 +124,32 @@ std::vector<fs::path> result_dirs(const std::vector<std::string>& given) {
 
 }  // namespace
 
+// -o names a directory when it exists as one or ends in '/' (created then),
+// else the one table's file.
+bool names_directory(const std::string& output) {
+  return fs::is_directory(output) || (!output.empty() && output.back() == '/');
+}
+
 int run_table(const AnalyzeOptions& o) {
   const analysis::AdaptiveSettings filter = outlier_filter(o.outlier_filter);
   const analysis::Analysis a = analysis::analyse(result_dirs(o.dirs), filter);
   const auto tables = analysis::latency_tables(a, filter, o.outlier_filter);
   const fs::path out(o.output);
-  if (tables.size() == 1 && !fs::is_directory(out)) {
+  if (tables.size() == 1 && !names_directory(o.output)) {
     check_output(out.has_parent_path() ? out.parent_path() : fs::path("."));
     write_file_atomically(out, tables.begin()->second.dump(1) + "\n");
     fmt::print("latency table of {}: {}\n", tables.begin()->first, out.string());
     return 0;
   }
-  if (!fs::is_directory(out)) {
+  if (!names_directory(o.output)) {
     std::vector<std::string> models;
     for (const auto& [m, _] : tables) models.push_back(m);
+    const fs::path dir = out.parent_path() / out.stem();
     throw Error(ErrorKind::bad_argument,
-                fmt::format("the results hold {} GPU models ({}): one table each, so -o must name a directory",
-                            tables.size(), fmt::join(models, ", ")),
-                fmt::format("mkdir {0} and rerun with -o {0}", out.string()));
+                fmt::format("the results hold {} GPU models ({}): one table each, so -o must name a directory, "
+                            "not the file {}",
+                            tables.size(), fmt::join(models, ", "), out.string()),
+                fmt::format("give -o {}/ (created if missing; the tables are named after the models)", dir.string()));
   }
   check_output(out);
   for (const auto& [model, t] : tables) {

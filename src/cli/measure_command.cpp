@@ -18,6 +18,7 @@
 #include "cli/analysis_commands.hpp"
 #include "cli/arguments.hpp"
 #include "cli/gpu_workers.hpp"
+#include "cli/parse_errors.hpp"
 #include "cli/run_session.hpp"
 #include "cli/skip_reasons.hpp"
 #include "core/error.hpp"
@@ -303,7 +304,7 @@ void add_measure_options(CLI::App& app, MeasureOptions& o) {
                  "simulated cards of the model (indices 0..N-1), each with its own latencies; measure them at once "
                  "with --device all")
       ->capture_default_str()
-      ->check(CLI::Range(1, 64));
+      ->check(number_from_to(1, 64));
   app.add_option_function<std::string>(
          "--detector", [&o](const std::string& text) { o.detector = parse_detector(text); },
          "pooled (all SMs together), paper (per SM, the paper's rule) or auto (the default: pooled); "
@@ -327,11 +328,11 @@ void add_measure_options(CLI::App& app, MeasureOptions& o) {
   app.add_option("--save-traces-limit", o.save_traces_limit_mb,
                  "MB of traces --save-traces may write; without it a run that could write more than 1 GB stops "
                  "before it starts")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   app.add_option("--trace-first", o.trace_first,
                  "keep the traces of the first N measurements of each pair and of its first N misfits "
                  "(default: 3 on a real GPU, 0 on the simulator; at most 256 MB a run)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   auto* expert = app.add_option_group("Expert options");
   expert->add_flag("--include-inseparable", o.include_inseparable,
                    "also measure pairs whose ±2σ bands overlap more than --max-band-overlap");

@@ -1,6 +1,7 @@
 #include "cli/parse_errors.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <regex>
 #include <vector>
 
@@ -43,7 +44,36 @@ std::string nearest_name(const std::string& word, const CLI::App& app) {
   return best;
 }
 
+CLI::Validator number_check(double low, bool low_included, double high, std::string description) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        double value = 0;
+        std::size_t used = 0;
+        try {
+          value = std::stod(text, &used);
+        } catch (const std::exception&) {
+        }
+        const bool low_ok = low_included ? value >= low : value > low;
+        if (used == 0 || used != text.size() || !low_ok || value > high)
+          return fmt::format("'{}' is not {}", text, description);
+        return {};
+      },
+      description);
+}
+
 }  // namespace
+
+CLI::Validator positive_number() {
+  return number_check(0, false, std::numeric_limits<double>::max(), "a number above 0");
+}
+
+CLI::Validator non_negative_number() {
+  return number_check(0, true, std::numeric_limits<double>::max(), "a number of 0 or more");
+}
+
+CLI::Validator number_from_to(double low, double high) {
+  return number_check(low, true, high, fmt::format("a number from {} to {}", low, high));
+}
 
 std::pair<std::string, std::string> parse_error_text(const CLI::ParseError& error, const CLI::App& app) {
   std::string command = "latest";

@@ -12,4 +12,10 @@ namespace latest::cli {
 // it was parsing).
 std::pair<std::string, std::string> parse_error_text(const CLI::ParseError& error, const CLI::App& app);
 
+// Number checks whose messages state the limit plainly (CLI11's own print
+// the largest double in full, 309 digits).
+CLI::Validator positive_number();
+CLI::Validator non_negative_number();
+CLI::Validator number_from_to(double low, double high);
+
 }  // namespace latest::cli

@@ -98,6 +98,10 @@ latest_table parse_text(const std::string& text, const std::string& path) {
     throw Failure{LATEST_ERR_INVALID_JSON, path + ": not valid JSON (" + e.what() + ")"};
   }
   if (!doc.is_object()) invalid(path, "the document", "is not an object");
+  if (doc.contains("run_key") && doc.contains("pairs"))
+    throw Failure{LATEST_ERR_INVALID_TABLE, path + ": this is a result manifest (a run's record), not a latency table"};
+  if (doc.contains("kind") && doc["kind"] != "latest latency table")
+    throw Failure{LATEST_ERR_INVALID_TABLE, path + ": this is a " + doc["kind"].dump() + ", not a latency table"};
   if (!doc.contains("schema_version") || !doc["schema_version"].is_number_integer())
     invalid(path, "schema_version", "is missing or not an integer");
   if (doc["schema_version"].get<std::int64_t>() != LATEST_TABLE_SCHEMA_VERSION)

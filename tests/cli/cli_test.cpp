@@ -196,11 +196,21 @@ TEST(Cli, TableFromASimulatorRunAnswersAsAnalyzeDoes) {
   const Result both = run({"table", dir.string(), other.string(), "-o", (dir / "two.json").string()});
   EXPECT_EQ(both.code, 2);
   EXPECT_NE(both.err.find("2 GPU models"), std::string::npos) << both.err;
+  EXPECT_NE(both.err.find("give -o " + (dir / "two").string() + "/ (created if missing"), std::string::npos) << both.err;
+  // A directory that exists, or one not yet made whose name ends in '/' (docs/table.md).
   const fs::path tables = scratch("tables");
   fs::create_directories(tables);
   ASSERT_EQ(run({"table", dir.string(), other.string(), "-o", tables.string()}).code, 0);
   EXPECT_TRUE(fs::exists(tables / "simulated-nvidia-h200.json"));
   EXPECT_TRUE(fs::exists(tables / "simulated-nvidia-a100-sxm4.json"));
+  fs::remove_all(tables);
+  ASSERT_EQ(run({"table", dir.string(), "-o", tables.string() + "/"}).code, 0);
+  EXPECT_TRUE(fs::exists(tables / "simulated-nvidia-h200.json"));
+  // A result manifest given as a table is named as what it is.
+  const Result manifest = run({"route", "--table", (dir / "manifest.json").string(), "--from", "1980", "--to", "990"});
+  EXPECT_EQ(manifest.code, 2);
+  EXPECT_NE(manifest.err.find("this is a result manifest (a run's record), not a latency table"), std::string::npos)
+      << manifest.err;
   fs::remove_all(dir);
   fs::remove_all(other);
   fs::remove_all(tables);
@@ -242,6 +252,10 @@ TEST(Cli, ParserAndPathErrorsSayWhatIsWrongAndTheWayOut) {
       {{"--frq", "1980,990"}, 2, "--frq: not an option or argument of latest; did you mean --freq?", "latest: hint:"},
       {{"selftest", "--latncy-ms", "1:5"}, 2,
        "--latncy-ms: not an option or argument of latest selftest; did you mean --latency-ms?", "latest: hint:"},
+      {{"--save-traces-limit", "0"}, 2, "--save-traces-limit: '0' is not a number above 0", "latest: hint:"},
+      {{"advise", "--table", "t.json", "--from", "1980", "--to", "990", "--phase-ms", "-5"}, 2,
+       "--phase-ms: '-5' is not a number of 0 or more", "latest: hint:"},
+      {{"--sim-gpus", "65"}, 2, "--sim-gpus: '65' is not a number from 1 to 64", "latest: hint:"},
       {{"analyze", manifest.string()}, 2, manifest.string() + " is a file, not a result directory",
        "give the directory that holds it: " + run_dir.string()},
       {{"report", manifest.string()}, 2, "is a file, not a result directory", "latest: hint:"},
