@@ -19,6 +19,7 @@ __all__ = ["LatencyTable", "TableError", "STATISTICS", "RULES", "Route", "Advice
 STATISTICS = ("min", "p05", "median", "mean", "p95", "p99", "max")
 RULES = {"break-even": 0, "3x": 1}
 _ROUTE_MAX_HOPS = 8
+FLAGS = {1: "noisy", 2: "target_not_reached"}
 _NAMES = {0: "ok", 1: "unreadable", 2: "invalid JSON", 3: "schema version", 4: "invalid table",
           5: "unknown pair", 6: "not measured", 7: "bad argument"}
 
@@ -46,6 +47,7 @@ _lib.latest_table_free.argtypes = [ctypes.c_void_p]
 _lib.latest_table_free.restype = None
 for _fn in (_lib.latest_table_latency_ms, _lib.latest_table_transition_ms):
     _fn.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint, ctypes.c_char_p, ctypes.POINTER(ctypes.c_double)]
+_lib.latest_table_flags.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint, ctypes.POINTER(ctypes.c_uint)]
 _lib.latest_table_clocks.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint), ctypes.c_size_t,
                                      ctypes.POINTER(ctypes.c_size_t)]
 _lib.latest_table_matches_device.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint, ctypes.POINTER(ctypes.c_int)]
@@ -101,6 +103,10 @@ class Route:
     def detour(self):
         return len(self.clocks_mhz) > 1
 
+    def __repr__(self):
+        return "Route(clocks_mhz=%r, wait_ms=%s, latency_ms=%.3f, direct_ms=%.3f)" % (
+            self.clocks_mhz, "[%s]" % ", ".join("%.3f" % w for w in self.wait_ms), self.latency_ms, self.direct_ms)
+
 
 class Advice:
     """decision is "stay" or "switch"; rule "break-even" or "3x"."""
@@ -113,6 +119,10 @@ class Advice:
         self.latency_ms = c.latency_ms
         self.time_lost_ms = c.time_lost_ms
         self.min_interval_ms = c.min_interval_ms
+
+    def __repr__(self):
+        return "Advice(decision=%r, rule=%r, latency_ms=%.3f, time_lost_ms=%.3f, min_interval_ms=%.3f, route=%r)" % (
+            self.decision, self.rule, self.latency_ms, self.time_lost_ms, self.min_interval_ms, self.route)
 
 
 class LatencyTable:
@@ -145,6 +155,13 @@ class LatencyTable:
         self._check(_lib.latest_table_transition_ms(self._handle, init_mhz, target_mhz, statistic.encode(),
                                                     ctypes.byref(out)), "%d -> %d MHz" % (init_mhz, target_mhz))
         return out.value
+
+    def flags(self, init_mhz, target_mhz):
+        """Why a measured pair's numbers need a look: a set of "noisy", "target_not_reached" (empty: none)."""
+        out = ctypes.c_uint()
+        self._check(_lib.latest_table_flags(self._handle, init_mhz, target_mhz, ctypes.byref(out)),
+                    "%d -> %d MHz" % (init_mhz, target_mhz))
+        return {name for bit, name in FLAGS.items() if out.value & bit}
 
     def clocks(self):
         count = ctypes.c_size_t()

@@ -48,6 +48,12 @@ LATEST_TABLE_API int latest_table_latency_ms(const latest_table *t, unsigned ini
 LATEST_TABLE_API int latest_table_transition_ms(const latest_table *t, unsigned init_mhz, unsigned target_mhz, const char *statistic,
                                double *out_ms);
 
+/* Why a measured pair's numbers need a look: bits of *out_flags, 0 when
+ * none. A runtime system may prefer a neighbouring pair, or a safety margin. */
+#define LATEST_FLAG_NOISY 1u              /* more than 10 % of its measurements are outliers */
+#define LATEST_FLAG_TARGET_NOT_REACHED 2u /* the card ran nearer another clock than the target */
+LATEST_TABLE_API int latest_table_flags(const latest_table *t, unsigned init_mhz, unsigned target_mhz, unsigned *out_flags);
+
 /* The table's clocks in MHz, ascending: writes up to capacity of them and
  * sets *count to how many there are (call with capacity 0 to ask). Returns
  * LATEST_ERR_BAD_ARGUMENT when capacity is too small. */

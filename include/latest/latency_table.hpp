@@ -89,6 +89,12 @@ class LatencyTable {
     check(latest_table_transition_ms(t_.get(), init_mhz, target_mhz, to_string(s), &v), init_mhz, target_mhz);
     return v;
   }
+  // LATEST_FLAG_* bits: why the pair's numbers need a look (0: none).
+  unsigned flags(unsigned init_mhz, unsigned target_mhz) const {
+    unsigned f = 0;
+    check(latest_table_flags(t_.get(), init_mhz, target_mhz, &f), init_mhz, target_mhz);
+    return f;
+  }
   std::vector<unsigned> clocks() const {
     std::size_t n = 0;
     latest_table_clocks(t_.get(), nullptr, 0, &n);

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/statistics.hpp"
 #include "results/atomic_file.hpp"
@@ -140,6 +141,24 @@ json summary_json(const Analysis& a) {
   return {{"gpus", gpus}};
 }
 
+std::vector<std::string> pair_flags(const GpuResults& results, const PairAnalysis& pair) {
+  std::vector<std::string> flags;
+  if (pair.clustering.flagged) flags.push_back("noisy");
+  for (const json& m : results.manifests)
+    for (const json& p : m.value("pairs", json::array()))
+      if (p.is_object() && p.value("init_mhz", 0) == pair.pair.init && p.value("target_mhz", 0) == pair.pair.target &&
+          p.value("target_not_reached", false) &&
+          std::find(flags.begin(), flags.end(), "target_not_reached") == flags.end())
+        flags.push_back("target_not_reached");
+  return flags;
+}
+
+std::string flag_text(const std::string& flag) {
+  if (flag == "noisy") return "noise > 10 %";
+  if (flag == "target_not_reached") return "target not reached";
+  return flag;
+}
+
 std::string summary_text(const Analysis& a) {
   std::string out =
       "Switching latency: request until every SM runs at the target clock for good. Transition latency: from when\n"
@@ -156,6 +175,13 @@ std::string summary_text(const Analysis& a) {
         out += fmt::format("    {:<10}  mean {:>9.3f}\n", "", c->mean);
         out += fmt::format("    {:<10}  max {:>10.3f}  ({} -> {})\n", "", c->max.value, c->max.pair.init, c->max.pair.target);
       }
+    }
+    for (const auto& p : g.pairs) {
+      std::vector<std::string> texts;
+      for (const auto& f : pair_flags(*g.results, p)) texts.push_back(flag_text(f));
+      if (!texts.empty())
+        out += fmt::format("  flagged {} -> {}: {} (look at its figure in the report before trusting it)\n",
+                           p.pair.init, p.pair.target, fmt::join(texts, ", "));
     }
     out += '\n';
   }

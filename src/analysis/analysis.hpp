@@ -54,6 +54,13 @@ struct GpuAnalysis {
 
 GpuAnalysis analyse_gpu(const GpuResults& results, const AdaptiveSettings& settings = {});
 
+// Why a measured pair's numbers need a look, by the names the latency table
+// gives: "noisy" (no DBSCAN setting left 10 % or less of it in noise) and
+// "target_not_reached" (a run's manifest: the card ran nearer another clock).
+std::vector<std::string> pair_flags(const GpuResults& results, const PairAnalysis& pair);
+// The flag for people: "noise > 10 %", "target not reached".
+std::string flag_text(const std::string& flag);
+
 struct Analysis {
   std::vector<GpuResults> results;
   std::vector<GpuAnalysis> gpus;

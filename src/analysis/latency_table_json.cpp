@@ -67,7 +67,8 @@ json table(const GpuAnalysis& g, const std::vector<const GpuResults*>& cards, co
     const double n = static_cast<double>(p.all.n);
     pairs.push_back({{"init_mhz", p.pair.init}, {"target_mhz", p.pair.target}, {"status", "measured"},
                      {"n", p.all.n}, {"outlier_share", n > 0 ? p.clustering.noise / n : 0.0},
-                     {"switching_ms", statistics(p.filtered)}, {"transition_ms", statistics(p.transition_filtered)}});
+                     {"flags", pair_flags(r, p)}, {"switching_ms", statistics(p.filtered)},
+                     {"transition_ms", statistics(p.transition_filtered)}});
     listed.insert({p.pair.init, p.pair.target});
   }
   for (const auto& [k, why] : r.skipped) {

@@ -185,12 +185,13 @@ int run_report(const AnalyzeOptions& o) {
   return 0;
 }
 
-void analyse_and_report(const std::string& dir) {
-  const analysis::Analysis a = analysis::analyse({fs::path(dir)});
+analysis::Analysis analyse_and_report(const std::string& dir) {
+  analysis::Analysis a = analysis::analyse({fs::path(dir)});
   analysis::write_analysis(a, fs::path(dir) / "analysis");
   write_tables(a, {}, "settled", fs::path(dir) / "analysis");
   report::write_figures(report::report_figures(a), fs::path(dir) / "analysis" / "figures");
   report::write_report(a, fs::path(dir) / "report.html");
+  return a;
 }
 
 }  // namespace latest::cli

@@ -5,6 +5,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "analysis/analysis.hpp"
+
 namespace latest::cli {
 
 struct AnalyzeOptions {
@@ -19,7 +21,8 @@ void add_report_command(CLI::App& app, AnalyzeOptions& options);
 int run_analyze(const AnalyzeOptions& options);
 int run_report(const AnalyzeOptions& options);
 
-// What a measurement run does with its own output at the end.
-void analyse_and_report(const std::string& dir);
+// What a measurement run does with its own output at the end; the analysis
+// for the terminal's summary.
+analysis::Analysis analyse_and_report(const std::string& dir);
 
 }  // namespace latest::cli

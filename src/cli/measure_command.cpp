@@ -155,7 +155,20 @@ std::string pair_note(const PairResult& r) {
   return fmt::format("{}", fmt::join(parts, "; "));
 }
 
-void print_summary(const SessionResult& session, const std::string& dir) {
+// The analysis's flags of a pair ("noise > 10 %"), for its note.
+std::string flag_note(const analysis::Analysis& a, ClockPair pair) {
+  std::vector<std::string> texts;
+  for (const auto& g : a.gpus)
+    if (const analysis::PairAnalysis* p = g.find(pair.init, pair.target))
+      for (const auto& f : analysis::pair_flags(*g.results, *p)) texts.push_back("flagged: " + analysis::flag_text(f));
+  return fmt::format("{}", fmt::join(texts, "; "));
+}
+
+std::string joined_note(const std::string& a, const std::string& b) {
+  return a.empty() ? b : b.empty() ? a : a + "; " + b;
+}
+
+void print_summary(const SessionResult& session, const analysis::Analysis& analysis, const std::string& dir) {
   fmt::print("{:>6} {:>6}  {:>5}  {:>9} {:>9} {:>9}  {:>6}  {}\n", "init", "target", "n", "min ms", "median ms",
              "max ms", "RSE", "note (switching latency, outliers included; analysis/ and the report leave them out)");
   const auto row = [](ClockPair pair, const std::vector<double>& xs, double rse, const std::string& note) {
@@ -183,7 +196,7 @@ void print_summary(const SessionResult& session, const std::string& dir) {
       continue;
     }
     const auto m = analysis::read_pair_csv(fs::path(dir) / file, pair);
-    row(pair, m.switching_ms, rse, "kept: measured by an earlier run");
+    row(pair, m.switching_ms, rse, joined_note("kept: measured by an earlier run", flag_note(analysis, pair)));
   }
   for (const auto& r : session.results) {
     if (r.status != "measured") {
@@ -195,9 +208,10 @@ void print_summary(const SessionResult& session, const std::string& dir) {
     ++measured;
     std::vector<double> xs;
     for (const auto& m : r.rows) xs.push_back(m.switching_ms);
-    row(r.pair, xs, r.rse, pair_note(r));
+    row(r.pair, xs, r.rse, joined_note(flag_note(analysis, r.pair), pair_note(r)));
   }
-  fmt::print("{} pairs: {} kept, {} measured, {} skipped; results in {}\n", kept + measured + skipped, kept, measured,
+  const std::string earlier = kept > 0 ? fmt::format("{} kept from an earlier run, ", kept) : std::string();
+  fmt::print("{} pairs: {}{} measured, {} skipped; results in {}\n", kept + measured + skipped, earlier, measured,
              skipped, dir);
 }
 
@@ -435,10 +449,10 @@ std::string measure_gpu(const MeasureOptions& o, const DeviceSelector& device, b
   session_options.label = label;
   const SessionResult session = run_session(backends, settings, settings_doc, session_options);
   // The run ends by analysing its own output (all pairs, resumed ones too).
-  analyse_and_report(output);
+  const analysis::Analysis analysis = analyse_and_report(output);
   const std::lock_guard<std::mutex> hold(print_mutex());
   if (several) fmt::print("GPU {} ({}, {}):\n", id.index, id.name, id.uuid);
-  print_summary(session, output);
+  print_summary(session, analysis, output);
   if (session.state.traces_dropped > 0)
     fmt::print(stderr, "latest: {}the traces of {} measurements were not kept: the run's trace budget ({:.0f} MB) was spent{}\n",
                label, session.state.traces_dropped, static_cast<double>(settings.trace_budget_bytes) / (1 << 20),

@@ -27,15 +27,22 @@ int statistic_index(const char* name) {
   return -1;
 }
 
-int lookup(const latest_table* t, unsigned a, unsigned b, int k, double* out, bool transition) {
-  if (!t || !out || k < 0 || k >= static_cast<int>(kStatistics.size())) return LATEST_ERR_BAD_ARGUMENT;
+int find_measured(const latest_table* t, unsigned a, unsigned b, const Entry** out) {
   const auto it = t->pairs.find({a, b});
   if (it == t->pairs.end())
     return std::binary_search(t->clocks.begin(), t->clocks.end(), a) && std::binary_search(t->clocks.begin(), t->clocks.end(), b) && a != b
                ? LATEST_ERR_NOT_MEASURED  // both clocks listed, the pair not: never measured
                : LATEST_ERR_UNKNOWN_PAIR;
   if (!it->second.measured) return LATEST_ERR_NOT_MEASURED;
-  *out = (transition ? it->second.transition : it->second.switching)[static_cast<std::size_t>(k)];
+  *out = &it->second;
+  return LATEST_OK;
+}
+
+int lookup(const latest_table* t, unsigned a, unsigned b, int k, double* out, bool transition) {
+  if (!t || !out || k < 0 || k >= static_cast<int>(kStatistics.size())) return LATEST_ERR_BAD_ARGUMENT;
+  const Entry* e = nullptr;
+  if (const int rc = find_measured(t, a, b, &e); rc != LATEST_OK) return rc;
+  *out = (transition ? e->transition : e->switching)[static_cast<std::size_t>(k)];
   return LATEST_OK;
 }
 
@@ -90,6 +97,20 @@ Stats statistics(const json& o, const char* key, const std::string& path, const 
   return out;
 }
 
+// A measured pair's "flags" (optional: tables before them have none); names
+// this library does not know are left out, so newer tables still load.
+unsigned flags(const json& pair, const std::string& path, const std::string& where) {
+  if (!pair.contains("flags")) return 0;
+  const json& names = member(pair, "flags", json::value_t::array, path, where);
+  unsigned bits = 0;
+  for (const json& name : names) {
+    if (!name.is_string()) invalid(path, where + ".flags", "holds something other than names");
+    if (name == "noisy") bits |= LATEST_FLAG_NOISY;
+    if (name == "target_not_reached") bits |= LATEST_FLAG_TARGET_NOT_REACHED;
+  }
+  return bits;
+}
+
 latest_table parse_text(const std::string& text, const std::string& path) {
   json doc;
   try {
@@ -142,6 +163,7 @@ latest_table parse_text(const std::string& text, const std::string& path) {
       if (n < 1) invalid(path, where + ".n", "is not a count of measurements");
       e.switching = statistics(p, "switching_ms", path, where);
       e.transition = statistics(p, "transition_ms", path, where);
+      e.flags = flags(p, path, where);
     } else if (status != "skipped" && status != "missing") {
       invalid(path, where + ".status", "'" + status + "' is none of measured, skipped, missing");
     }
@@ -213,6 +235,14 @@ int latest_table_latency_ms(const latest_table* t, unsigned init_mhz, unsigned t
 int latest_table_transition_ms(const latest_table* t, unsigned init_mhz, unsigned target_mhz, const char* statistic,
                                double* out_ms) {
   return lookup(t, init_mhz, target_mhz, statistic_index(statistic), out_ms, true);
+}
+
+int latest_table_flags(const latest_table* t, unsigned init_mhz, unsigned target_mhz, unsigned* out_flags) {
+  if (!t || !out_flags) return LATEST_ERR_BAD_ARGUMENT;
+  const Entry* e = nullptr;
+  if (const int rc = find_measured(t, init_mhz, target_mhz, &e); rc != LATEST_OK) return rc;
+  *out_flags = e->flags;
+  return LATEST_OK;
 }
 
 int latest_table_clocks(const latest_table* t, unsigned* out, size_t capacity, size_t* count) {

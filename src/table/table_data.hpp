@@ -17,8 +17,12 @@ inline constexpr std::size_t kP05 = 1, kP95 = 4;
 
 struct Entry {
   bool measured = false;
+  unsigned flags = 0;  // LATEST_FLAG_*
   Stats switching{}, transition{};
 };
+
+// The pair's entry, measured: LATEST_OK, or why there is none.
+int find_measured(const latest_table* t, unsigned a, unsigned b, const Entry** out);
 
 // The index of a statistic's name in kStatistics, or -1.
 int statistic_index(const char* name);

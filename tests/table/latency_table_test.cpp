@@ -103,6 +103,25 @@ TEST(LatencyTable, AnswersEveryStatisticOfAMeasuredPair) {
   latest_table_free(t);
 }
 
+// A table's flags reach the runtime system; a name this library does not
+// know (a newer table's) is left out, and a table without flags has none.
+TEST(LatencyTable, FlagsOfAPairAreItsBits) {
+  json j = valid_table();
+  j["pairs"][0]["flags"] = {"noisy", "target_not_reached", "from-a-newer-table"};
+  latest_table* t = nullptr;
+  ASSERT_EQ(latest_table_load(write("flags", j.dump()).c_str(), &t, nullptr, 0), LATEST_OK);
+  unsigned f = 0;
+  ASSERT_EQ(latest_table_flags(t, 1980, 990, &f), LATEST_OK);
+  EXPECT_EQ(f, LATEST_FLAG_NOISY | LATEST_FLAG_TARGET_NOT_REACHED);
+  EXPECT_EQ(latest_table_flags(t, 990, 1980, &f), LATEST_ERR_NOT_MEASURED);
+  EXPECT_EQ(latest_table_flags(t, 1980, 1234, &f), LATEST_ERR_UNKNOWN_PAIR);
+  EXPECT_EQ(latest_table_flags(t, 1980, 990, nullptr), LATEST_ERR_BAD_ARGUMENT);
+  latest_table_free(t);
+  j["pairs"][0]["flags"] = {"noisy"};
+  EXPECT_EQ(latest::LatencyTable::load(write("flags", j.dump())).flags(1980, 990), LATEST_FLAG_NOISY);
+  EXPECT_EQ(latest::LatencyTable::load(write("flags", valid_table().dump())).flags(1980, 990), 0u);
+}
+
 TEST(LatencyTable, EveryLoadFailureHasItsCodeAndNamesTheFile) {
   std::string message;
   EXPECT_EQ(load("/nonexistent/table.json", &message), LATEST_ERR_UNREADABLE);
@@ -139,6 +158,8 @@ TEST(LatencyTable, JsonThatIsNoTableIsRefusedByPath) {
       {"unsorted", [](json& j) { j["clocks_mhz"] = {1980, 990, 1500}; }, "not ascending"},
       {"zero-n", [](json& j) { j["pairs"][0]["n"] = 0; }, "pairs[0].n is not a count"},
       {"array", [](json& j) { j = json::array(); }, "the document is not an object"},
+      {"flags-string", [](json& j) { j["pairs"][0]["flags"] = "noisy"; }, "pairs[0].flags is string"},
+      {"flags-number", [](json& j) { j["pairs"][0]["flags"] = {1}; }, "pairs[0].flags holds something other than names"},
   };
   for (const auto& c : cases) {
     json j = valid_table();

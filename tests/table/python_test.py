@@ -11,7 +11,7 @@ stats = lambda b: {"min": b, "p05": b + .1, "median": b + .2, "mean": b + .25, "
 table = {"schema_version": 1, "kind": "latest latency table", "gpu": {"model": "NVIDIA H200", "uuids": ["GPU-a"]},
          "conditions": {"memory_mhz": [3201]}, "clocks_mhz": [990, 1980],
          "pairs": [{"init_mhz": 1980, "target_mhz": 990, "status": "measured", "n": 25, "outlier_share": 0,
-                    "switching_ms": stats(5), "transition_ms": stats(1)},
+                    "flags": ["noisy"], "switching_ms": stats(5), "transition_ms": stats(1)},
                    {"init_mhz": 990, "target_mhz": 1980, "status": "skipped", "reason": "x"}]}
 d = tempfile.mkdtemp()
 path = os.path.join(d, "t.json")
@@ -23,6 +23,9 @@ assert abs(t.transition_ms(1980, 990, "max") - 1.6) < 1e-12
 assert t.clocks() == [990, 1980]
 assert t.matches("GPU-a", 3201) and not t.matches("NVIDIA A100")
 assert t.model == "NVIDIA H200"
+assert t.flags(1980, 990) == {"noisy"}
+assert "Route(clocks_mhz=[990]" in repr(t.route(1980, 990)), repr(t.route(1980, 990))
+assert repr(latest_table.Advice(latest_table._CAdvice())).startswith("Advice(decision='stay', rule='break-even'")
 
 
 def status(fn):

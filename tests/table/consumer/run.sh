@@ -19,7 +19,8 @@ cmake --build "$work/consumer" >/dev/null
 export PKG_CONFIG_PATH=$libdir/pkgconfig
 cc -std=c99 -Wall -Wextra -pedantic "$here/../c_api_test.c" $(pkg-config --cflags --libs latest) -o "$work/pc_consumer"
 c++ -std=c++17 -Wall -Wextra -pedantic "$here/cpp_consumer.cpp" $(pkg-config --cflags --libs latest) -o "$work/pc_cpp_consumer"
-export LD_LIBRARY_PATH=$libdir
+# No LD_LIBRARY_PATH: every consumer starts as docs/table.md builds it.
+unset LD_LIBRARY_PATH
 "$work/consumer/c_consumer" "$work/table.json" > "$work/c.txt"
 "$work/consumer/cpp_consumer" "$work/table.json" > "$work/cpp.txt"
 "$work/pc_consumer" "$work/table.json" > "$work/pc.txt"
