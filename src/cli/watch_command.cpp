@@ -22,7 +22,7 @@ using nlohmann::json;
 // The changes kept with their records, and how far each side: far enough
 // for the detectors' calibrations (detector_judge.hpp) to be taken again
 // from a window alone.
-constexpr std::size_t kMaxWindows = 32;
+constexpr std::size_t kMaxWindows = 12;
 constexpr Nanos kWindowHalfWidthNs = 12'500'000;
 
 // What no watch may change: read before and after through NVML.
@@ -110,7 +110,7 @@ GpuOutcome watch_gpu(const WatchOptions& o, const DeviceSelector& device, bool s
   judge.seed = b.seed;
   const auto judged = judge_detectors(rec.sms, analysis.steps, backends.clocks->supported_clocks(), o.iteration_fmas,
                                       step_settings.timer_tick_ns, judge);
-  const auto windows = windows_around(rec, analysis, kWindowHalfWidthNs, kMaxWindows);
+  const auto windows = windows_around(rec, analysis, judged, kWindowHalfWidthNs, kMaxWindows);
   const std::string windows_file = windows_bin(windows);
   const std::filesystem::path dir(output);
   write_file_atomically(dir / "steps.csv", steps_csv(rec, analysis));

@@ -112,10 +112,20 @@ std::string telemetry_csv(const WatchRecording& r) {
   return out;
 }
 
-std::vector<RecordWindow> windows_around(const WatchRecording& r, const WatchAnalysis& a, Nanos half_width,
+std::vector<RecordWindow> windows_around(const WatchRecording& r, const WatchAnalysis& a,
+                                         const std::vector<JudgedChange>& judged, Nanos half_width,
                                          std::size_t max_windows) {
+  // The judged changes where there are any (else every change), spread
+  // evenly over the recording.
+  std::vector<std::size_t> candidates;
+  for (const JudgedChange& j : judged)
+    if (j.skipped.empty()) candidates.push_back(static_cast<std::size_t>(j.step));
+  if (candidates.empty())
+    for (std::size_t k = 0; k < a.steps.size(); ++k) candidates.push_back(k);
   std::vector<RecordWindow> out;
-  for (std::size_t k = 0; k < a.steps.size() && out.size() < max_windows; ++k) {
+  const std::size_t n = std::min(max_windows, candidates.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t k = candidates[i * candidates.size() / n];
     const Nanos at = a.steps[k].arrival_ns();
     RecordWindow w;
     w.step = static_cast<int>(k);
@@ -174,8 +184,9 @@ std::string judged_csv(const WatchRecording& r, const std::vector<JudgedChange>&
   for (const JudgedChange& j : judged) {
     const auto [lo, hi] = std::minmax_element(j.pooled_sm_errors_ns.begin(), j.pooled_sm_errors_ns.end());
     const bool any = !j.pooled_sm_errors_ns.empty();
-    out += fmt::format("{},{:.2f},{:.2f},{:.6f},{:.6f},{:.3f},{:.3f},{},{},{:#x},{},{},{},{},{}\n", j.step, j.before_mhz,
-                       j.after_mhz, ms_since(r, j.request_ns), ms_since(r, j.judge_arrival_ns),
+    const std::string request = j.request_ns != 0 ? fmt::format("{:.6f}", ms_since(r, j.request_ns)) : std::string();
+    out += fmt::format("{},{:.2f},{:.2f},{},{:.6f},{:.3f},{:.3f},{},{},{:#x},{},{},{},{},{}\n", j.step, j.before_mhz,
+                       j.after_mhz, request, ms_since(r, j.judge_arrival_ns),
                        j.judge_uncertainty_ns / 1e3, j.target_iteration_ns / 1e3, to_string(j.pooled),
                        us(j.pooled_error_ns), j.pooled_misfits, any ? us(*lo) : "", any ? us(*hi) : "",
                        to_string(j.paper), us(j.paper_error_ns), j.skipped);

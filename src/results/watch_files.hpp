@@ -31,10 +31,12 @@ struct RecordWindow {
   std::vector<SmRecords> sms;
 };
 
-// The windows kept: around each change, `half_width_ns` each side, the
-// first `max_windows` changes; at 8 bytes an iteration an SM.
+// The windows kept: `half_width_ns` each side of at most `max_windows`
+// changes spread evenly over the recording, the judged ones where any
+// were; at 8 bytes an iteration an SM.
 std::vector<RecordWindow> windows_around(const WatchRecording& recording, const WatchAnalysis& analysis,
-                                         Nanos half_width_ns, std::size_t max_windows);
+                                         const std::vector<JudgedChange>& judged, Nanos half_width_ns,
+                                         std::size_t max_windows);
 std::string windows_bin(const std::vector<RecordWindow>& windows);
 // Throws Error(bad_argument) naming what is wrong with the file.
 std::vector<RecordWindow> read_windows_bin(const std::string& contents);

@@ -32,7 +32,7 @@ TEST(WatchFiles, WindowsRoundTrip) {
   const WatchRecording r = two_sm_recording();
   const WatchAnalysis a = analyse_watch(r, StepSettings{});
   ASSERT_EQ(a.steps.size(), 1u);
-  const auto windows = windows_around(r, a, 2'000'000, 64);
+  const auto windows = windows_around(r, a, {}, 2'000'000, 64);
   ASSERT_EQ(windows.size(), 1u);
   ASSERT_EQ(windows[0].sms.size(), 2u);
   EXPECT_NEAR(static_cast<double>(windows[0].sms[0].duration_ns.size()), 400, 1);  // 4 ms of 10 µs iterations
@@ -48,7 +48,7 @@ TEST(WatchFiles, WindowsRoundTrip) {
 
 TEST(WatchFiles, DamagedWindowsAreRefused) {
   const WatchRecording r = two_sm_recording();
-  const std::string bin = windows_bin(windows_around(r, analyse_watch(r, StepSettings{}), 1'000'000, 64));
+  const std::string bin = windows_bin(windows_around(r, analyse_watch(r, StepSettings{}), {}, 1'000'000, 64));
   EXPECT_THROW(read_windows_bin(bin.substr(0, bin.size() - 3)), Error);
   EXPECT_THROW(read_windows_bin("P1\n" + bin), Error);
   EXPECT_THROW(read_windows_bin(bin + "x"), Error);

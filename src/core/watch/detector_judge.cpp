@@ -54,6 +54,25 @@ void compare(const Measurement& m, const CardStep& step, JudgedChange& j, bool p
   }
 }
 
+Nanos first_departure(const CardStep& step) {
+  Nanos t = step.sms.front().departure_ns;
+  for (const SmStep& sm : step.sms) t = std::min(t, sm.departure_ns);
+  return t;
+}
+
+// Where the change's pseudo-request and records may lie: after the change
+// before it has arrived everywhere, before the next one departs anywhere.
+struct Room {
+  Nanos from = 0, to = 0;
+};
+
+Room room_around(const std::vector<SmRecords>& sms, const std::vector<CardStep>& steps, std::size_t k) {
+  Room r{sms.front().first_start_ns, INT64_MAX};
+  if (k > 0) r.from = steps[k - 1].arrival_ns();
+  if (k + 1 < steps.size()) r.to = first_departure(steps[k + 1]);
+  return r;
+}
+
 JudgedChange judge_one(const std::vector<SmRecords>& sms, const std::vector<CardStep>& steps, std::size_t k,
                        const std::vector<Mhz>& supported, std::int64_t fmas, double tick, const JudgeSettings& s) {
   const CardStep& step = steps[k];
@@ -61,24 +80,27 @@ JudgedChange judge_one(const std::vector<SmRecords>& sms, const std::vector<Card
   j.step = static_cast<int>(k);
   j.before_mhz = step.before_mhz();
   j.after_mhz = step.after_mhz();
-  Nanos first_departure = step.sms.front().departure_ns;
-  for (const SmStep& sm : step.sms) {
-    first_departure = std::min(first_departure, sm.departure_ns);
+  const Nanos departure = first_departure(step);
+  for (const SmStep& sm : step.sms)
     if (sm.arrival_ns >= j.judge_arrival_ns) j.judge_arrival_ns = sm.arrival_ns, j.judge_uncertainty_ns = sm.arrival_uncertainty_ns;
-  }
   if (step.sms.size() != sms.size()) return j.skipped = "not every recorded SM took it", j;
-  // The stretches and the window must hold no other change.
-  const Nanos before = k > 0 ? steps[k - 1].arrival_ns() + steps[k - 1].spread_ns() : sms.front().first_start_ns;
-  const Nanos after = k + 1 < steps.size() ? steps[k + 1].arrival_ns() - steps[k + 1].spread_ns() : INT64_MAX;
-  const Nanos initial_from = first_departure - s.calibration_gap_ns - s.calibration_ns;
-  const Nanos target_to = j.judge_arrival_ns + s.calibration_gap_ns + s.calibration_ns;
-  if (initial_from < before || target_to > after) return j.skipped = "another change within the calibrations' reach", j;
-  j.request_ns = first_departure -
-                 static_cast<Nanos>(1e6 * (s.min_request_ms + (s.max_request_ms - s.min_request_ms) * uniform_for(s.seed, j.step)));
-  const WindowRecords initial = slice_all(sms, initial_from, first_departure - s.calibration_gap_ns);
+  // The calibrations come from the levels held either side, a gap away from
+  // this change and its neighbours; the window ends before the next change.
+  const Room room = room_around(sms, steps, k);
+  const Nanos held_before = departure - room.from;
+  if (held_before < static_cast<Nanos>(1e6 * s.min_request_ms))
+    return j.skipped = "held too briefly before it for a pseudo-request", j;
+  const double latest_request_ms = std::min(s.max_request_ms, 1e-6 * static_cast<double>(held_before));
+  j.request_ns = departure - static_cast<Nanos>(1e6 * (s.min_request_ms + (latest_request_ms - s.min_request_ms) *
+                                                                            uniform_for(s.seed, j.step)));
+  const Nanos initial_from = std::max(room.from + s.calibration_gap_ns, departure - s.calibration_gap_ns - s.calibration_ns);
+  const Nanos target_to = std::min(room.to - s.calibration_gap_ns, j.judge_arrival_ns + s.calibration_gap_ns + s.calibration_ns);
+  const WindowRecords initial = slice_all(sms, initial_from, departure - s.calibration_gap_ns);
   const WindowRecords target = slice_all(sms, j.judge_arrival_ns + s.calibration_gap_ns, target_to);
-  const WindowRecords window = slice_all(sms, j.request_ns - s.before_request_ns, j.judge_arrival_ns + s.after_change_ns);
-  if (!enough(initial) || !enough(target) || !enough(window)) return j.skipped = "too few iterations around it", j;
+  const WindowRecords window = slice_all(sms, std::max(room.from, j.request_ns - s.before_request_ns),
+                                         std::min(room.to, j.judge_arrival_ns + s.after_change_ns));
+  if (!enough(initial) || !enough(target) || !enough(window))
+    return j.skipped = "held too briefly either side for calibrations", j;
   const ClockCalibration ci = calibrate_from_records(nearest_clock(j.before_mhz, supported), fmas, initial, tick);
   const ClockCalibration ct = calibrate_from_records(nearest_clock(j.after_mhz, supported), fmas, target, tick);
   j.target_iteration_ns = ct.pooled.iteration.mean;

@@ -3,9 +3,10 @@
 // "Real changes as the judge"). An autonomous change has no request and
 // clocks nobody calibrated, and the detectors must not be handed the
 // judge's answer: each gets a pseudo-request drawn 0.2-2 ms before the
-// change's first departure, calibrations from the same records' steady
-// stretches at least 5 ms from it, and the iteration durations alone. Its
-// arrival is compared with the judge's (the latest SM's, from cycles).
+// change's first departure, calibrations from the levels held either side
+// (the same records, away from every change), and the iteration durations
+// alone. Its arrival is compared with the judge's (the latest SM's, from
+// cycles).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -18,9 +19,14 @@
 namespace latest {
 
 struct JudgeSettings {
+  // The pseudo-request: 0.2-2 ms before the change, never before the
+  // change ahead of it has arrived.
   double min_request_ms = 0.2, max_request_ms = 2;
-  Nanos calibration_gap_ns = 5'000'000;  // a calibration stretch keeps this far from the change
-  Nanos calibration_ns = 7'000'000;      // and lasts this long
+  // A calibration stretch keeps this far from any change and lasts at most
+  // this long: under a power cap an H100 holds a clock for 0.05-2 ms, so the
+  // levels either side are what there is to calibrate on.
+  Nanos calibration_gap_ns = 20'000;
+  Nanos calibration_ns = 7'000'000;
   Nanos before_request_ns = 2'500'000;   // the window's start before the pseudo-request
   Nanos after_change_ns = 10'000'000;    // and its end after the judged arrival
   std::uint64_t seed = 1;                // of the pseudo-requests: each change's own draw

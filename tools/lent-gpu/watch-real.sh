@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# One guarded call for real clock changes (the caller runs the guard
+# first): build, a watch at the finest iteration the judge needs to judge
+# the card's short holds (512 FMAs) and one at the default, each 10 s of
+# load, the driver's settings before and after, a default selftest, a real
+# measurement the guard must refuse (exit 4), and the GPU-labelled tests.
+# Each watch lands in $OUT as NAME.tar.xz (its windows.bin apart, as
+# NAME-windows.bin.xz).
+source "$(dirname "$0")/env.sh"
+settings() { nvidia-smi --query-gpu=clocks.sm,clocks.applications.graphics,clocks.applications.memory,power.limit,enforced.power.limit --format=csv,noheader; }
+watch() {  # NAME ARGS...
+  local name=$1; shift
+  step "watch $name: $*"; settings; timeout 240 $bin watch --seconds 10 --output "$name" "$@"; echo "rc=$?"; settings
+  xz -T8 -c "$name/windows.bin" > "$out/$name-windows.bin.xz" && rm -f "$name/windows.bin"
+  tar -cf - "$name" | xz -T8 > "$out/$name.tar.xz"
+}
+{
+  date -u; git log -1 --format='commit %H' 2>/dev/null
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit,power.draw --format=csv
+  step build
+  cmake -S . -B build-h200 -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DLATEST_BUILD_BENCHMARKS=OFF >/dev/null \
+    && cmake --build build-h200 -j16 --target latest gpu_tests 2>&1 | tail -2
+} > "$log" 2>&1
+[ -x "$bin" ] || { tail -n 40 "$log"; exit 1; }
+{
+  watch watch-512 --iteration-fmas 512
+  watch watch-4096
+  step selftest chained, defaults; timeout 150 $bin selftest --output st-chained; echo "rc=$?"
+  tar -czf "$out/selftests.tgz" st-chained 2>/dev/null
+  step real measurement, must be refused by the guard
+  timeout 120 $bin --backend cuda --freq 1980,990 --output guarded --max-measurements 5; echo "rc=$?"
+  step ctest -L gpu; (cd build-h200 && timeout 200 ctest -L gpu --output-on-failure | tail -20); echo "rc=$?"
+  step done
+} >> "$log" 2>&1
+grep -v "^\[" "$log" | tail -n 120
