@@ -281,17 +281,6 @@ double CardStep::after_mhz() const {
   return median_of(v);
 }
 
-namespace {
-
-// Whether two SMs' changes are one change of the card: the same levels
-// before and after, within a step or a fifth of the change.
-bool same_change(const SmStep& a, const SmStep& b, double min_step_mhz) {
-  const double tolerance = std::max(min_step_mhz, 0.2 * std::abs(a.after_mhz - a.before_mhz));
-  return std::abs(a.before_mhz - b.before_mhz) <= tolerance && std::abs(a.after_mhz - b.after_mhz) <= tolerance;
-}
-
-}  // namespace
-
 std::vector<CardStep> group_card_steps(std::vector<SmStep> steps, const StepSettings& s) {
   std::sort(steps.begin(), steps.end(), [](const SmStep& a, const SmStep& b) { return a.arrival_ns < b.arrival_ns; });
   std::vector<bool> taken(steps.size(), false);
@@ -299,10 +288,15 @@ std::vector<CardStep> group_card_steps(std::vector<SmStep> steps, const StepSett
   for (std::size_t i = 0; i < steps.size(); ++i) {
     if (taken[i]) continue;
     CardStep card;
-    for (std::size_t j = i; j < steps.size() && steps[j].arrival_ns - steps[i].arrival_ns <= s.card_window_ns; ++j) {
+    const bool up = steps[i].after_mhz > steps[i].before_mhz;
+    // Linked in time: each SM's change within the window of the last one
+    // taken, in the same direction, one per SM.
+    Nanos last = steps[i].arrival_ns;
+    for (std::size_t j = i; j < steps.size() && steps[j].arrival_ns - last <= s.card_window_ns; ++j) {
       const bool same_sm = std::any_of(card.sms.begin(), card.sms.end(), [&](const SmStep& c) { return c.sm == steps[j].sm; });
-      if (taken[j] || same_sm || !same_change(steps[i], steps[j], s.min_step_mhz)) continue;
+      if (taken[j] || same_sm || (steps[j].after_mhz > steps[j].before_mhz) != up) continue;
       taken[j] = true;
+      last = steps[j].arrival_ns;
       card.sms.push_back(steps[j]);
     }
     // SMs whose arrivals lie within their uncertainties of each other moved together.

@@ -26,10 +26,11 @@ struct StepSettings {
   // A level held shorter than this, between a higher and a lower one, is a
   // step of a ramp rather than a clock of its own.
   Nanos ramp_level_ns = 1'000'000;
-  // SM changes this close in time, between the same levels, are one change
-  // of the card. An H100 under a power cap changes its clock every
-  // 0.05-2 ms, its SMs within a few us of each other (docs/hardware.md).
-  Nanos card_window_ns = 100'000;
+  // SM changes in one direction, each this close in time to the one
+  // before, are one change of the card. An H100 under a power cap changes
+  // its clock every 25 us to 2 ms, its SMs within a few us of each other
+  // (docs/hardware.md).
+  Nanos card_window_ns = 20'000;
   double timer_tick_ns = 32;
 };
 
