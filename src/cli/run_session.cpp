@@ -69,26 +69,23 @@ RunState plan_session(Backends& backends, const EngineSettings& settings) {
 
 RouteRun route_session(Backends& backends, const EngineSettings& settings, const std::vector<RouteRequest>& routes,
                        const std::vector<std::string>& names, const std::string& progress) {
-  // A line per route as it finishes. The engine's progress comes right
-  // before a route's last measurement is kept, so it names the route.
+  // A line per route as it finishes, named by its number.
   class RouteProgress final : public RunObserver {
    public:
     RouteProgress(const std::vector<std::string>& names, ProgressMode mode) : names_(names), mode_(mode) {}
-    void progress(const Progress& p) override { current_ = p.pair_number; }
     void pair_finished(const PairResult& r, const RunState&) override {
-      if (mode_ == ProgressMode::none || current_ == 0 || current_ > names_.size()) return;
+      const std::size_t n = r.number;
+      if (mode_ == ProgressMode::none || n == 0 || n > names_.size()) return;
       if (r.reason.skipped())
-        fmt::print(stderr, "latest: route {}/{} {}: skipped: {}\n", current_, names_.size(), names_[current_ - 1],
-                   describe(r.reason));
+        fmt::print(stderr, "latest: route {}/{} {}: skipped: {}\n", n, names_.size(), names_[n - 1], describe(r.reason));
       else
-        fmt::print(stderr, "latest: route {}/{} {}: n={} RSE {:.1f}%\n", current_, names_.size(), names_[current_ - 1],
-                   r.rows.size(), r.rse * 100);
+        fmt::print(stderr, "latest: route {}/{} {}: n={} RSE {:.1f}%\n", n, names_.size(), names_[n - 1], r.rows.size(),
+                   r.rse * 100);
     }
 
    private:
     const std::vector<std::string>& names_;
     ProgressMode mode_;
-    std::size_t current_ = 0;
   } observer(names, parse_progress_mode(progress, isatty(STDERR_FILENO) != 0));
   install_stop_handlers();
   RestoreOnExit restore{backends.guard.get()};
@@ -140,6 +137,11 @@ SessionResult run_session(Backends& backends, const EngineSettings& settings, co
   } catch (const Error& e) {
     observer.clear_line();
     store.finish(e.kind() == ErrorKind::interrupted ? "interrupted" : "failed", e.what());
+    if (e.kind() == ErrorKind::interrupted)
+      throw Error(ErrorKind::interrupted, e.what(),
+                  fmt::format("the clocks are restored; run the same command again to resume: the pairs finished in "
+                              "{} are kept",
+                              options.output));
     throw;
   } catch (const std::exception& e) {
     observer.clear_line();

@@ -151,6 +151,7 @@ struct TraceRow {
 
 struct PairResult {
   ClockPair pair;
+  std::size_t number = 0;  // its place in the run as pair_started gave it (routes: the route's); 0 where none
   std::string status;  // measured | skipped
   SkipReason reason;
   std::vector<MeasurementRow> rows;

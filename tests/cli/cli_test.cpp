@@ -502,6 +502,7 @@ TEST_P(Interrupt, SignalStopsCleanlyAndARerunResumes) {
   kill(pid, GetParam());
   const Result r = finish(pid, out, err);
   ASSERT_EQ(r.code, 130) << r.err;
+  EXPECT_NE(r.err.find("run the same command again to resume"), std::string::npos) << r.err;
   const int kept = csv_count(dir);
   ASSERT_LT(kept, 6) << "the run should have been interrupted before the end";
   const auto manifest = nlohmann::json::parse(slurp(dir / "manifest.json"));

@@ -36,8 +36,11 @@ TEST(MeasureRoute, ThePredictedDetourIsMeasuredWithinItsBandAndBeatsTheDirectCha
   for (const std::string seed : {"11", "12", "13"}) {
     const std::string out = (dir / ("measured-" + seed)).string();
     const Result r = run({"--backend", "sim", "--measure-route", "750,525,1875", "--table", table, "--seed", seed,
-                          "--output", out, "--progress", "none"});
+                          "--output", out, "--progress", "lines"});
     ASSERT_EQ(r.code, 0) << r.err;
+    // Each progress line names its own route.
+    EXPECT_NE(r.err.find("route 1/2 750 -> 525 -> 1875 MHz: n="), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("route 2/2 750 -> 1875 MHz (direct): n="), std::string::npos) << r.err;
     const json doc = json::parse(slurp(fs::path(out) / "routes.json"));
     ASSERT_EQ(doc["routes"].size(), 2u);
     const json& detour = doc["routes"][0];

@@ -437,6 +437,7 @@ std::vector<PairResult> ChainedSchedule::measure(std::vector<PairProgress>& pair
   std::vector<PairResult> finished;
   const auto finish = [&](PairProgress& p) {
     p.done = true;
+    p.result.number = p.number;
     core_.state().cost.gpu_seconds = core_.seconds_since_start();
     core_.observer().pair_finished(p.result, core_.state());
     finished.push_back(p.result);
