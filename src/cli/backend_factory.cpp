@@ -153,7 +153,17 @@ Backends open_cuda(const BackendOptions& o) {
 }  // namespace
 
 std::vector<DeviceSelector> resolve_devices(const DeviceSelection& selection, const BackendOptions& o) {
-  if (!selection.all) return selection.devices;
+  if (!selection.all) {
+    // Every GPU of a list is found before any is measured: a wrong last one
+    // fails the command before the first runs for an hour.
+    if (selection.devices.size() > 1)
+      for (const DeviceSelector& d : selection.devices) {
+        BackendOptions one = o;
+        one.device = d;
+        open_backends(one);
+      }
+    return selection.devices;
+  }
   // Every GPU of the backend that --backend resolves to.
   BackendOptions first = o;
   first.device = {DeviceSelector::Kind::index, "0", 0};

@@ -88,15 +88,27 @@ TEST(MultiGpu, FourSimulatedCardsAtOnceThenOneAnalysisOfAll) {
 
 TEST(MultiGpu, AFailingGpuStopsNoneOfTheOthersAndSetsTheExitCode) {
   const fs::path dir = scratch("failing");
-  const Result r = run(with(kQuick, {"--sim-gpus", "2", "--device", "0,7,1", "--output", (dir / "%i").string()}));
-  EXPECT_EQ(r.code, 6) << "the first failing GPU in device order: 7, not found";
+  fs::create_directories(dir);
+  std::ofstream(dir / "1") << "a file where GPU 1's directory would go\n";
+  const Result r = run(with(kQuick, {"--sim-gpus", "3", "--device", "0,1,2", "--output", (dir / "%i").string()}));
+  EXPECT_EQ(r.code, 2) << "the first failing GPU in device order: 1, its output unwritable";
   EXPECT_NE(r.out.find("--device 0: ok"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("--device 7: failed (exit 6): device 7 not found: the simulator has 2 GPUs"), std::string::npos)
-      << r.out;
-  EXPECT_NE(r.out.find("--device 1: ok"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--device 1: failed (exit 2)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--device 2: ok"), std::string::npos) << r.out;
   EXPECT_TRUE(fs::exists(dir / "0" / "manifest.json")) << "%i: a directory of each GPU";
-  EXPECT_TRUE(fs::exists(dir / "1" / "manifest.json"));
+  EXPECT_TRUE(fs::exists(dir / "2" / "manifest.json"));
   EXPECT_NE(r.err.find("1 of 3 GPUs failed"), std::string::npos) << r.err;
+  fs::remove_all(dir);
+}
+
+// A GPU of the list that does not exist fails the command before any GPU is
+// measured.
+TEST(MultiGpu, AMissingGpuIsFoundBeforeAnyIsMeasured) {
+  const fs::path dir = scratch("missing");
+  const Result r = run(with(kQuick, {"--sim-gpus", "2", "--device", "0,7,1", "--output", (dir / "%i").string()}));
+  EXPECT_EQ(r.code, 6);
+  EXPECT_NE(r.err.find("device 7 not found: the simulator has 2 GPUs"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "0")) << "nothing measured";
   fs::remove_all(dir);
 }
 
