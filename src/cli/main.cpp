@@ -23,7 +23,7 @@ constexpr const char* kDescription =
     "to trust the numbers. Without a GPU it runs on a simulated one.\n\n"
     "Examples:\n"
     "  latest --freq 600,900,1200,1500 --device 0 --rse 0.03   measure all 12 pairs\n"
-    "  latest --freq 1980,990 --plan                          show the plan and GPU time, change nothing\n"
+    "  latest --freq 1980,990 --plan                          the plan and GPU time (measures a sample: clocks change)\n"
     "  latest --backend sim --sim-profile a100 --freq 1410,705 --output a100-run\n"
     "  latest info                                            the GPU, its clocks and timer; changes nothing\n"
     "  latest selftest                                        emulated switching: measure a known latency\n"

@@ -331,7 +331,8 @@ void add_measure_options(CLI::App& app, MeasureOptions& o) {
       ->default_str("chained")
       ->check(CLI::IsMember({"chained", "paper"}));
   app.add_flag("--plan", o.plan_only,
-               "run phase 1 and the pilot, then print the pairs and the GPU time the run would take, and exit");
+               "measure phase 1, the pilot and a sample of pairs (clocks change as in a run and are restored), then "
+               "print the pairs and the GPU time the run would take, and exit");
   app.add_flag("--json", o.json, "with --plan: the plan as JSON (its top-level gpu_seconds is the run's)");
   app.add_option("--progress", o.progress,
                  "auto (a line rewritten on a terminal, else one line per pair started and ended and one at least "
@@ -467,7 +468,7 @@ std::string measure_gpu(const MeasureOptions& o, const DeviceSelector& device, b
 int plan_gpu(const MeasureOptions& o, const DeviceSelector& device) {
   OpenedGpu g = open_gpu(o, device, false);
   // The plan measures phase 1 and the pilot: its model needs their numbers.
-  const RunState st = plan_session(g.backends, g.settings);
+  const RunState st = plan_session(g.backends, g.settings, o.progress);
   const nlohmann::json plan = plan_json(g.settings, st, g.traces_upto);
   if (o.json) {
     fmt::print("{}\n", plan.dump(2));

@@ -59,11 +59,29 @@ struct RestoreOnExit {
 
 }  // namespace
 
-RunState plan_session(Backends& backends, const EngineSettings& settings) {
+RunState plan_session(Backends& backends, const EngineSettings& settings, const std::string& progress) {
+  // A line per pair of the sample as it finishes: the plan takes minutes.
+  class PlanProgress final : public RunObserver {
+   public:
+    explicit PlanProgress(ProgressMode mode) : mode_(mode) {}
+    void pair_finished(const PairResult& r, const RunState& st) override {
+      if (mode_ == ProgressMode::none) return;
+      ++finished_;
+      fmt::print(stderr, "latest: plan: sample pair {} ({} -> {} MHz) {} after {} of GPU time\n", finished_,
+                 r.pair.init, r.pair.target, r.reason.skipped() ? "skipped" : fmt::format("measured, n={}", r.rows.size()),
+                 duration_text(st.cost.gpu_seconds));
+    }
+
+   private:
+    ProgressMode mode_;
+    int finished_ = 0;
+  } observer(parse_progress_mode(progress, isatty(STDERR_FILENO) != 0));
+  if (progress != "none")
+    fmt::print(stderr, "latest: plan: phase 1 and the pilot, then a sample of pairs measured to their stop (clocks "
+                       "change as in a run and are restored)\n");
   install_stop_handlers();
   RestoreOnExit restore{backends.guard.get()};
-  RunObserver quiet;
-  Engine engine(*backends.workload, *backends.clocks, settings, quiet, stop_requested);
+  Engine engine(*backends.workload, *backends.clocks, settings, observer, stop_requested);
   return engine.plan();
 }
 

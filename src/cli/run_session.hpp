@@ -33,7 +33,7 @@ SessionResult run_session(Backends& backends, const EngineSettings& settings, co
 
 // Phase 1 and the pilot only, for `--plan`: the run's cost plan, the clocks
 // restored after.
-RunState plan_session(Backends& backends, const EngineSettings& settings);
+RunState plan_session(Backends& backends, const EngineSettings& settings, const std::string& progress);
 
 // Routes measured end to end (--measure-route), with progress, stop
 // signals and the clocks restored as for a run.

@@ -393,7 +393,11 @@ TEST(Cli, PlanPrintsAndWritesNothing) {
   EXPECT_NE(r.out.find("pairs: 12, of which 12 measured"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("GPU time:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("schedule: chained"), std::string::npos) << r.out;
+  // Its progress, and the truth that it changes clocks.
+  EXPECT_NE(r.err.find("clocks change as in a run and are restored"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("latest: plan: sample pair 1 ("), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir));
+  EXPECT_NE(run({"--help"}).out.find("measure phase 1, the pilot and a sample of pairs (clocks change"), std::string::npos);
 }
 
 // The plan, as JSON, is what the run plans: the run records the same
