@@ -4,15 +4,14 @@
 # card's holds of 25 us to 2 ms to reach the judge's 100 iterations, 10 s of
 # load, the driver's settings before and after, a default selftest, a real
 # measurement the guard must refuse (exit 4).
-# Each watch lands in $OUT as NAME.tar.xz (its windows.bin apart, as
-# NAME-windows.bin.xz).
+# Each file of a watch lands in $OUT/NAME/ compressed on its own (the
+# device returns files of at most 16 MiB).
 source "$(dirname "$0")/env.sh"
 settings() { nvidia-smi --query-gpu=clocks.sm,clocks.applications.graphics,clocks.applications.memory,power.limit,enforced.power.limit --format=csv,noheader; }
 watch() {  # NAME ARGS...
   local name=$1; shift
   step "watch $name: $*"; settings; timeout 240 $bin watch --seconds 10 --output "$name" "$@"; echo "rc=$?"; settings
-  xz -T8 -c "$name/windows.bin" > "$out/$name-windows.bin.xz" && rm -f "$name/windows.bin"
-  tar -cf - "$name" | xz -T8 > "$out/$name.tar.xz"
+  mkdir -p "$out/$name"; for f in "$name"/*; do xz -T8 -c "$f" > "$out/$name/$(basename "$f").xz"; done
 }
 {
   date -u; git log -1 --format='commit %H' 2>/dev/null
