@@ -64,8 +64,14 @@ std::vector<ClockPair> Engine::check_pairs() {
     } else if (check.band_overlap > s.max_band_overlap && !s.include_inseparable &&
                (s.detector == Detector::paper || adjacent(pair))) {
       // The paper's detector needs bands that barely overlap; the pooled one
-      // separates clocks two steps apart, and only neighbours may be skipped.
-      check.skip = {.code = SkipReason::Code::bands_overlap, .value = check.band_overlap, .limit = s.max_band_overlap};
+      // separates clocks two steps apart, and only neighbours may be skipped,
+      // judged at the iteration the pair runs at, whatever else the run
+      // holds (a coarser one for close clocks, as a small clock set has).
+      if (const std::int64_t fmas = core_.pair_fmas(pair); fmas != state.iteration_fmas)
+        check.band_overlap = band_overlap(core_.calibration(pair.init, fmas).pooled.iteration,
+                                          core_.calibration(pair.target, fmas).pooled.iteration);
+      if (check.band_overlap > s.max_band_overlap)
+        check.skip = {.code = SkipReason::Code::bands_overlap, .value = check.band_overlap, .limit = s.max_band_overlap};
     }
     if (!check.skip.skipped()) measured.push_back(pair);
     if (s.detector == Detector::pooled) check.separable_fmas = core_.separable_fmas(pair);

@@ -1118,6 +1118,28 @@ TEST(Engine, PowerCappedClockSkipsItsPairs) {
   EXPECT_TRUE(run.state.unusable_clocks.count(1980));
 }
 
+// Left to the tool, the gate looks at a pair's bands at the iteration it
+// runs at: neighbours whose bands overlap at the run's fine iteration are
+// measured at a coarser one, as they are in a clock set of their own.
+TEST(Engine, NeighboursAreJudgedAtTheirOwnIteration) {
+  SimRun run("h200", 19);
+  EngineSettings s = small({1980, 1965, 1950});
+  s.plan.capture_ms = 5;  // a fine run iteration, where neighbours' bands overlap
+  s.min_measurements = s.max_measurements = 12;
+  run.run(s);
+  ASSERT_EQ(run.recorder.results.size(), 6u);
+  for (const auto& r : run.recorder.results) {
+    EXPECT_EQ(r.status, "measured") << r.pair.init << "->" << r.pair.target << ": " << to_string(r.reason.code);
+    if (r.status == "measured") expect_within_bounds(run.state, r, false);
+  }
+  int coarser = 0;
+  for (const auto& c : run.state.checks) {
+    if (std::abs(c.pair.init - c.pair.target) == 15) EXPECT_LE(c.band_overlap, s.max_band_overlap) << "at its own iteration";
+    coarser += c.separable_fmas > run.state.iteration_fmas;
+  }
+  EXPECT_GE(coarser, 4) << "the neighbours run coarser than the run's " << run.state.iteration_fmas << " FMAs";
+}
+
 TEST(Engine, InseparablePairsAreSkippedUnlessAsked) {
   SimRun run("h200", 16);
   EngineSettings s = small({1980, 1965});
