@@ -16,6 +16,13 @@ using namespace latest::analysis;
 
 namespace {
 
+// A card's name short enough for a legend: its host, index and the end of
+// its UUID (cards of one host differ late in the UUID).
+std::string short_gpu_name(const GpuResults& r) {
+  const std::string tail = r.uuid.size() > 6 ? r.uuid.substr(r.uuid.size() - 6) : r.uuid;
+  return fmt::format("{} GPU {} (…{})", r.host, r.gpu_index, tail);
+}
+
 json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 double median_of(std::vector<double> xs) {
@@ -165,7 +172,7 @@ json models_json(const Analysis& a) {
     }
     std::sort(spreads.begin(), spreads.end(), [](const auto& l, const auto& r) { return l.first > r.first; });
     json widest = json::array(), names = json::array();
-    for (const auto* g : gpus) names.push_back(g->results->host + "/" + g->results->uuid);  // cards of one host differ late in the UUID
+    for (const auto* g : gpus) names.push_back(short_gpu_name(*g->results));
     for (std::size_t i = 0; i < std::min<std::size_t>(5, spreads.size()); ++i) {
       const ClockPair pair = spreads[i].second;
       json per_gpu = json::array();

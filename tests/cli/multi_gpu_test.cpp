@@ -76,6 +76,9 @@ TEST(MultiGpu, FourSimulatedCardsAtOnceThenOneAnalysisOfAll) {
   const std::string page = slurp(dir / "all.html");
   for (const char* figure : {"\"range-max-0\"", "\"boxes-0\"", "\"ranking\""})
     EXPECT_NE(page.find(figure), std::string::npos) << figure;
+  // Legends tell the cards apart in a few characters: host, index, UUID's end.
+  for (int i = 0; i < 4; ++i)
+    EXPECT_NE(page.find(host + " GPU " + std::to_string(i) + " (…"), std::string::npos) << "GPU " << i;
   std::set<double> medians;
   for (const auto& d : dirs) {
     const json table = json::parse(slurp(d / "analysis" / "latency_table.json"));
