@@ -423,7 +423,7 @@ int run_selftest(const SelftestOptions& o) {
   b.emulation = em;
   const std::vector<DeviceSelector> devices = resolve_devices(o.devices, b);
   if (devices.empty()) throw Error(ErrorKind::not_found, "--device all found no GPU", "check nvidia-smi");
-  if (devices.size() == 1) {
+  if (devices.size() == 1 && !o.devices.all) {  // all: HOST_UUID below --output, however many
     const GpuOutcome out = selftest_gpu(o, b, devices.front(), false);
     return out.code;
   }

@@ -52,6 +52,17 @@ std::string gpu_output_dir(const std::string& pattern, const DeviceIdentity& id,
   if (several && !output_per_gpu(pattern)) output = (std::filesystem::path(output) / fmt::format("{}_{}", host, id.uuid)).string();
   if (!directory_writable(output))
     throw Error(ErrorKind::bad_argument, unwritable_output(output), "choose a writable --output directory");
+  // A directory of someone else's report: a run would write over it.
+  const std::filesystem::path dir(output);
+  std::error_code ec;
+  if (!std::filesystem::exists(dir / "manifest.json", ec))
+    for (const char* ours : {"report.html", "watch.html", "analysis"})
+      if (std::filesystem::exists(dir / ours, ec))
+        throw Error(ErrorKind::bad_argument,
+                    fmt::format("{} holds {} but no manifest.json: it is not a result directory, and a run would "
+                                "overwrite it",
+                                output, ours),
+                    "choose a new or empty --output directory");
   return output;
 }
 

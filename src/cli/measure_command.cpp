@@ -499,7 +499,7 @@ int run_measure(const MeasureOptions& o) {
                  devices.front().text);
     return plan_gpu(o, devices.front());
   }
-  if (devices.size() == 1) {
+  if (devices.size() == 1 && !o.devices.all) {  // all: HOST_UUID below --output, however many
     measure_gpu(o, devices.front(), false);
     return 0;
   }

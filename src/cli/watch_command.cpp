@@ -197,7 +197,7 @@ int run_watch(const WatchOptions& o) {
   install_stop_handlers();
   const std::vector<DeviceSelector> devices = resolve_devices(o.devices, o.backend);
   if (devices.empty()) throw Error(ErrorKind::not_found, "--device all found no GPU", "check nvidia-smi");
-  if (devices.size() == 1) {
+  if (devices.size() == 1 && !o.devices.all) {  // all: HOST_UUID below --output, however many
     const GpuOutcome out = watch_gpu(o, devices.front(), false);
     if (out.code != 0) fmt::print(stderr, "latest: error: {}\n", out.message);
     if (!out.hint.empty()) fmt::print(stderr, "latest: hint: {}\n", out.hint);

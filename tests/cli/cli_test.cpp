@@ -274,6 +274,15 @@ TEST(Cli, ParserAndPathErrorsSayWhatIsWrongAndTheWayOut) {
     EXPECT_EQ(r.err.find("Could not convert"), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find("is required"), std::string::npos) << r.err;
   }
+  // A directory with someone's report.html and no manifest is not written over.
+  const fs::path foreign = scratch("foreign");
+  fs::create_directories(foreign);
+  std::ofstream(foreign / "report.html") << "not ours\n";
+  const Result over = run({"--backend", "sim", "--freq", "1980,990", "--output", foreign.string()});
+  EXPECT_EQ(over.code, 2) << over.err;
+  EXPECT_NE(over.err.find("holds report.html but no manifest.json"), std::string::npos) << over.err;
+  EXPECT_EQ(slurp(foreign / "report.html"), "not ours\n");
+  fs::remove_all(foreign);
   const fs::path lowered = scratch("lowered");
   const Result few = run({"--backend", "sim", "--freq", "1980,990", "--max-measurements", "5", "--output", lowered.string()});
   EXPECT_EQ(few.code, 0) << few.err;

@@ -104,6 +104,17 @@ TEST(MultiGpu, AFailingGpuStopsNoneOfTheOthersAndSetsTheExitCode) {
   fs::remove_all(dir);
 }
 
+// --device all puts each card's results in HOST_UUID below --output even
+// where there is one card, so a script finds them the same way everywhere.
+TEST(MultiGpu, AllWithOneCardStillWritesBelowTheOutput) {
+  const fs::path dir = scratch("all-of-one");
+  const Result r = run(with(kQuick, {"--sim-gpus", "1", "--device", "all", "--output", dir.string()}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(result_dirs(dir).size(), 1u);
+  EXPECT_FALSE(fs::exists(dir / "manifest.json"));
+  fs::remove_all(dir);
+}
+
 // A GPU of the list that does not exist fails the command before any GPU is
 // measured.
 TEST(MultiGpu, AMissingGpuIsFoundBeforeAnyIsMeasured) {
