@@ -67,7 +67,8 @@ json heatmap(const std::vector<Mhz>& clocks, const json& matrix, const std::map<
                      {{"x", x},
                       {"y", y},
                       {"color", {{"field", "ms"}, {"type", "quantitative"}, {"title", legend},
-                                 {"scale", {{"scheme", "redyellowgreen"}, {"reverse", true}}}}},
+                                 {"scale", {{"scheme", "viridis"}}},
+                                 {"legend", {{"tickCount", 5}, {"format", ".1f"}}}}},
                       {"tooltip", value_tip}}}});
   if (!holes.empty()) {
     json gap_tip = where;
@@ -77,11 +78,22 @@ json heatmap(const std::vector<Mhz>& clocks, const json& matrix, const std::map<
                       {"mark", {{"type", "rect"}, {"color", "#e4e4e4"}}},
                       {"encoding", {{"x", x}, {"y", y}, {"tooltip", gap_tip}}}});
   }
-  if (cell >= 34)
+  if (cell >= 34) {
+    // Viridis runs from dark (short) to light (long): white labels on the
+    // darker half of the range, black on the lighter.
+    double low = 0, high = 0;
+    for (std::size_t k = 0; k < cells.size(); ++k) {
+      const double ms = cells[k]["ms"].get<double>();
+      low = k == 0 ? ms : std::min(low, ms), high = k == 0 ? ms : std::max(high, ms);
+    }
+    const json label_colour = {{"condition", {{"test", fmt::format("datum.ms < {}", (low + high) / 2)}, {"value", "white"}}},
+                               {"value", "black"}};
     layers.push_back({{"name", "values"},
                       {"data", {{"values", cells}}},
                       {"mark", {{"type", "text"}, {"fontSize", 10}}},
-                      {"encoding", {{"x", x}, {"y", y}, {"text", {{"field", "ms"}, {"type", "quantitative"}, {"format", ".1f"}}}}}});
+                      {"encoding", {{"x", x}, {"y", y}, {"color", label_colour},
+                                    {"text", {{"field", "ms"}, {"type", "quantitative"}, {"format", ".1f"}}}}}});
+  }
   return with_config({{"width", cell * n}, {"height", cell * n}, {"layer", layers}});
 }
 

@@ -135,6 +135,17 @@ TEST(Report, FigureSpecsAreWrittenForRestyling) {
   }
   const auto scatter = nlohmann::json::parse(slurp(dir / "figures" / "scatter-0.vl.json"));
   EXPECT_EQ(scatter["data"]["values"].size(), 20u) << "both pairs' measurements";
+  // Heatmaps: a colour-blind-safe scale, ticked between its ends, labels readable on dark cells.
+  int heatmaps = 0;
+  for (const auto& f : figures) {
+    const std::string text = slurp(dir / "figures" / (f.id + ".vl.json"));
+    if (text.find("\"cells\"") == std::string::npos) continue;
+    ++heatmaps;
+    EXPECT_NE(text.find("\"viridis\""), std::string::npos) << f.id;
+    EXPECT_NE(text.find("\"tickCount\""), std::string::npos) << f.id;
+    EXPECT_NE(text.find("\"white\""), std::string::npos) << f.id;
+  }
+  EXPECT_GE(heatmaps, 2);
   std::filesystem::remove_all(dir);
 }
 
@@ -308,9 +319,16 @@ TEST(Report, ShowsBothDetectorsAndTheMisfits) {
   EXPECT_NE(dom.find("data-errors=\"0\""), std::string::npos);
   EXPECT_NE(dom.find("paper − this run's, µs"), std::string::npos);
   EXPECT_NE(dom.find("stall: 2"), std::string::npos);
+  EXPECT_NE(dom.find("<p class=\"note\">stall: every SM halted"), std::string::npos);
   EXPECT_NE(dom.find("5 discarded thermal, 3 retried not_confirmed"), std::string::npos) << "events in view";
   EXPECT_NE(dom.find((dir / "traces/first.csv").string()), std::string::npos);
   std::filesystem::remove_all(dir);
+  // With no misfit, no red paragraph explaining them.
+  const auto clean = scratch("report-no-misfits");
+  const std::string plain = rendered_after_edit(clean, 10, [](nlohmann::json&) {});
+  EXPECT_EQ(plain.find("<p class=\"note\">stall: every SM halted"), std::string::npos);
+  EXPECT_NE(plain.find("none, and no traces kept"), std::string::npos);
+  std::filesystem::remove_all(clean);
 }
 
 }  // namespace
