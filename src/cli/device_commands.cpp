@@ -391,7 +391,7 @@ GpuOutcome selftest_gpu(const SelftestOptions& o, const BackendOptions& options,
   if (several) fmt::print("GPU {} ({}, {}):\n", id.index, id.name, id.uuid);
   print_selftest_summary(acc, em);
   fmt::print("results and selftest.json in {}\n", output);
-  if (selftest_verdict(acc) == SelftestVerdict::failed) return {output, 1, "the selftest's criterion was not met", ""};
+  if (selftest_verdict(acc) == SelftestVerdict::failed) return {output, 1, "the selftest's criterion was not met", "", {}};
   return GpuOutcome::ok(output);
 }
 

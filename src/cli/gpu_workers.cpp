@@ -82,12 +82,13 @@ int run_on_each_gpu(const std::vector<DeviceSelector>& devices,
       try {
         outcomes[i] = work(devices[i]);
       } catch (const Error& e) {
-        outcomes[i] = {"", static_cast<int>(exit_code_for(e.kind())), e.what(), e.hint()};
+        outcomes[i] = {"", static_cast<int>(exit_code_for(e.kind())), e.what(), e.hint(), {}};
       } catch (const std::exception& e) {
-        outcomes[i] = {"", static_cast<int>(ExitCode::internal), std::string("internal error: ") + e.what(), ""};
+        outcomes[i] = {"", static_cast<int>(ExitCode::internal), std::string("internal error: ") + e.what(), "", {}};
       }
     });
   for (auto& w : workers) w.join();
+  for (const GpuOutcome& out : outcomes) fmt::print("{}", out.report);
   int code = 0, failed = 0;
   fmt::print("{} GPUs:\n", devices.size());
   for (std::size_t i = 0; i < devices.size(); ++i) {

@@ -18,7 +18,8 @@ struct GpuOutcome {
   std::string output;
   int code = 0;
   std::string message, hint;
-  static GpuOutcome ok(std::string output) { return {std::move(output), 0, {}, {}}; }
+  std::string report;  // what the GPU's work has to show, printed with the others in device order
+  static GpuOutcome ok(std::string output) { return {std::move(output), 0, {}, {}, {}}; }
 };
 
 // Moves the calling thread (and the threads it starts) to the CPUs nearest

@@ -168,12 +168,15 @@ std::string joined_note(const std::string& a, const std::string& b) {
   return a.empty() ? b : b.empty() ? a : a + "; " + b;
 }
 
-void print_summary(const SessionResult& session, const analysis::Analysis& analysis, const std::string& dir) {
-  fmt::print("{:>6} {:>6}  {:>5}  {:>9} {:>9} {:>9}  {:>6}  {}\n", "init", "target", "n", "min ms", "median ms",
+// The terminal's table of the run's pairs and its closing line.
+std::string summary_table(const SessionResult& session, const analysis::Analysis& analysis, const std::string& dir) {
+  std::string out;
+  const auto put = std::back_inserter(out);
+  fmt::format_to(put, "{:>6} {:>6}  {:>5}  {:>9} {:>9} {:>9}  {:>6}  {}\n", "init", "target", "n", "min ms", "median ms",
              "max ms", "RSE", "note (switching latency, outliers included; analysis/ and the report leave them out)");
-  const auto row = [](ClockPair pair, const std::vector<double>& xs, double rse, const std::string& note) {
+  const auto row = [&](ClockPair pair, const std::vector<double>& xs, double rse, const std::string& note) {
     const Summary sum = summarise(xs);
-    fmt::print("{:>6} {:>6}  {:>5}  {:>9.3f} {:>9.3f} {:>9.3f}  {:>6}  {}\n", pair.init, pair.target, sum.n, sum.min,
+    fmt::format_to(put, "{:>6} {:>6}  {:>5}  {:>9.3f} {:>9.3f} {:>9.3f}  {:>6}  {}\n", pair.init, pair.target, sum.n, sum.min,
                sum.median, sum.max, std::isfinite(rse) ? fmt::format("{:.1f}%", rse * 100) : std::string("-"), note);
   };
   int measured = 0, skipped = 0, kept = 0;
@@ -191,7 +194,7 @@ void print_summary(const SessionResult& session, const analysis::Analysis& analy
           if (p.contains("rse") && p["rse"].is_number()) rse = p["rse"].get<double>();
         }
     if (status != "measured" || file.empty()) {
-      fmt::print("{:>6} {:>6}  {:>5}  {:>9} {:>9} {:>9}  {:>6}  kept: skipped by an earlier run\n", pair.init,
+      fmt::format_to(put, "{:>6} {:>6}  {:>5}  {:>9} {:>9} {:>9}  {:>6}  kept: skipped by an earlier run\n", pair.init,
                  pair.target, 0, "-", "-", "-", "-");
       continue;
     }
@@ -201,7 +204,7 @@ void print_summary(const SessionResult& session, const analysis::Analysis& analy
   for (const auto& r : session.results) {
     if (r.status != "measured") {
       ++skipped;
-      fmt::print("{:>6} {:>6}  {:>5}  {:>9} {:>9} {:>9}  {:>6}  skipped: {}\n", r.pair.init, r.pair.target, 0, "-",
+      fmt::format_to(put, "{:>6} {:>6}  {:>5}  {:>9} {:>9} {:>9}  {:>6}  skipped: {}\n", r.pair.init, r.pair.target, 0, "-",
                  "-", "-", "-", describe(r.reason));
       continue;
     }
@@ -211,8 +214,9 @@ void print_summary(const SessionResult& session, const analysis::Analysis& analy
     row(r.pair, xs, r.rse, joined_note(flag_note(analysis, r.pair), pair_note(r)));
   }
   const std::string earlier = kept > 0 ? fmt::format("{} kept from an earlier run, ", kept) : std::string();
-  fmt::print("{} pairs: {}{} measured, {} skipped; results in {}\n", kept + measured + skipped, earlier, measured,
+  fmt::format_to(put, "{} pairs: {}{} measured, {} skipped; results in {}\n", kept + measured + skipped, earlier, measured,
              skipped, dir);
+  return out;
 }
 
 }  // namespace
@@ -408,7 +412,7 @@ OpenedGpu open_gpu(const MeasureOptions& o, const DeviceSelector& device, bool s
 // One GPU, start to end: its backends, clocks, lock, run, summary and
 // analysis. `several`: each GPU gets its own directory and names itself in
 // progress lines. Errors propagate (the caller maps them to exit codes).
-std::string measure_gpu(const MeasureOptions& o, const DeviceSelector& device, bool several) {
+GpuOutcome measure_gpu(const MeasureOptions& o, const DeviceSelector& device, bool several) {
   OpenedGpu g = open_gpu(o, device, several);
   Backends& backends = g.backends;
   const DeviceIdentity& id = g.id;
@@ -451,9 +455,10 @@ std::string measure_gpu(const MeasureOptions& o, const DeviceSelector& device, b
   const SessionResult session = run_session(backends, settings, settings_doc, session_options);
   // The run ends by analysing its own output (all pairs, resumed ones too).
   const analysis::Analysis analysis = analyse_and_report(output);
-  const std::lock_guard<std::mutex> hold(print_mutex());
-  if (several) fmt::print("GPU {} ({}, {}):\n", id.index, id.name, id.uuid);
-  print_summary(session, analysis, output);
+  // Several GPUs: each one's table comes at the end, in device order.
+  const std::string table = summary_table(session, analysis, output) +
+                            fmt::format("analysis in {}/analysis, report in {}/report.html\n", output, output);
+  if (!several) fmt::print("{}", table);
   if (session.state.traces_dropped > 0)
     fmt::print(stderr, "latest: {}the traces of {} measurements were not kept: the run's trace budget ({:.0f} MB) was spent{}\n",
                label, session.state.traces_dropped, static_cast<double>(settings.trace_budget_bytes) / (1 << 20),
@@ -461,8 +466,8 @@ std::string measure_gpu(const MeasureOptions& o, const DeviceSelector& device, b
   if (settings.plan.iteration_fmas)
     if (const std::string note = finer_than_needed(session.state.checks, *settings.plan.iteration_fmas); !note.empty())
       fmt::print(stderr, "latest: {}{}\n", label, note);
-  fmt::print("analysis in {}/analysis, report in {}/report.html\n", output, output);
-  return output;
+  if (several) return {output, 0, {}, {}, fmt::format("GPU {} ({}, {}):\n{}", id.index, id.name, id.uuid, table)};
+  return GpuOutcome::ok(output);
 }
 
 int plan_gpu(const MeasureOptions& o, const DeviceSelector& device) {
@@ -504,7 +509,7 @@ int run_measure(const MeasureOptions& o) {
     return 0;
   }
   return run_on_each_gpu(devices,
-                         [&](const DeviceSelector& device) { return GpuOutcome::ok(measure_gpu(o, device, true)); });
+                         [&](const DeviceSelector& device) { return measure_gpu(o, device, true); });
 }
 
 }  // namespace latest::cli

@@ -151,8 +151,8 @@ GpuOutcome watch_gpu(const WatchOptions& o, const DeviceSelector& device, bool s
   fmt::print("{}results in {}\n", label, output);
   if (before != after)
     return {output, 1, fmt::format("the card's settings differ after the watch: before {}, after {}", before.dump(), after.dump()),
-            "nothing in `latest watch` sets them: another process did; check nvidia-smi -q -d CLOCK,POWER"};
-  if (rec.interrupted) return {output, 130, "interrupted: the files hold what was recorded until then", ""};
+            "nothing in `latest watch` sets them: another process did; check nvidia-smi -q -d CLOCK,POWER", {}};
+  if (rec.interrupted) return {output, 130, "interrupted: the files hold what was recorded until then", "", {}};
   return GpuOutcome::ok(output);
 }
 

@@ -16,12 +16,9 @@ using namespace latest::analysis;
 
 namespace {
 
-// A card's name short enough for a legend: its host, index and the end of
-// its UUID (cards of one host differ late in the UUID).
-std::string short_gpu_name(const GpuResults& r) {
-  const std::string tail = r.uuid.size() > 6 ? r.uuid.substr(r.uuid.size() - 6) : r.uuid;
-  return fmt::format("{} GPU {} (…{})", r.host, r.gpu_index, tail);
-}
+// A card's name short enough for a legend: its host and index (UUIDs of
+// one host's cards share most of their characters).
+std::string short_gpu_name(const GpuResults& r) { return fmt::format("{} GPU {}", r.host, r.gpu_index); }
 
 json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
