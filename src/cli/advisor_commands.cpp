@@ -65,10 +65,9 @@ Route table_route(const LatencyTable& table, unsigned from, unsigned to, Statist
   }
 }
 
+// As the library's route: the clocks to request (the start is from_mhz).
 nlohmann::json route_json(unsigned from_mhz, const Route& r) {
-  nlohmann::json clocks = {from_mhz};
-  for (unsigned c : r.clocks_mhz) clocks.push_back(c);
-  return {{"clocks_mhz", clocks},   {"wait_ms", r.wait_ms},        {"latency_ms", r.latency_ms},
+  return {{"from_mhz", from_mhz},     {"clocks_mhz", r.clocks_mhz}, {"wait_ms", r.wait_ms}, {"latency_ms", r.latency_ms},
           {"band_ms", {r.low_ms, r.high_ms}}, {"direct_ms", r.direct_ms}, {"detour", r.detour()}};
 }
 

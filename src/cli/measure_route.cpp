@@ -137,7 +137,8 @@ int run_measure_route(const MeasureOptions& o) {
     for (const auto& row : result.rows) xs.push_back(row.switching_ms);
     nlohmann::json waits = nlohmann::json::array();
     for (const auto& hop : r.request.via) waits.push_back(hop.wait_ms);
-    nlohmann::json entry = {{"clocks_mhz", r.clocks},
+    nlohmann::json entry = {{"from_mhz", r.clocks.front()},
+                            {"clocks_mhz", std::vector<Mhz>(r.clocks.begin() + 1, r.clocks.end())},
                             {"wait_ms", waits},
                             {"predicted", {{"latency_ms", r.latency_ms}, {"band_ms", {r.low_ms, r.high_ms}}}},
                             {"status", result.status},

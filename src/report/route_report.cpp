@@ -17,6 +17,7 @@ std::string ms(const json& v) { return v.is_number() ? fmt::format("{:.3f}", v.g
 
 std::string route_cells(const json& r) {
   std::vector<std::string> clocks;
+  if (r.contains("from_mhz")) clocks.push_back(std::to_string(r["from_mhz"].get<unsigned>()));
   for (const auto& c : r.value("clocks_mhz", json::array())) clocks.push_back(std::to_string(c.get<unsigned>()));
   std::vector<std::string> waits;
   for (const auto& w : r.value("wait_ms", json::array())) waits.push_back(ms(w));

@@ -21,12 +21,13 @@ TEST(AdviseCommand, DecisionIsStayOrSwitchWithTheRouteAndTheRule) {
   EXPECT_EQ(go["decision"], "switch");
   EXPECT_EQ(go["rule"], "break-even");
   EXPECT_EQ(go["statistic"], "p95");
-  EXPECT_EQ(go["route"]["clocks_mhz"], json({1000, 1200, 1400}));
+  EXPECT_EQ(go["route"]["clocks_mhz"], json({1200, 1400})) << "the requests, as the library's route";
+  EXPECT_EQ(go["route"]["from_mhz"], 1000);
   EXPECT_EQ(go["route"]["detour"], true);
   EXPECT_DOUBLE_EQ(go["latency_ms"].get<double>(), 13);
   EXPECT_DOUBLE_EQ(go["min_interval_ms"].get<double>(), 17);
   EXPECT_DOUBLE_EQ(go["time_lost_ms"].get<double>(), 17);
-  EXPECT_EQ(go["back"]["clocks_mhz"], json({1400, 1000}));
+  EXPECT_EQ(go["back"]["clocks_mhz"], json({1000}));
   const json stay = run_json({"advise", "--table", HAND_TABLE, "--from", "1000", "--to", "1600", "--phase-ms", "20",
                               "--rule", "3x", "--json"});
   EXPECT_EQ(stay["decision"], "stay");
@@ -40,13 +41,13 @@ TEST(AdviseCommand, DecisionIsStayOrSwitchWithTheRouteAndTheRule) {
 
 TEST(RouteCommand, ADetourOnlyBeyondTheMargin) {
   const json detour = run_json({"route", "--table", HAND_TABLE, "--from", "1000", "--to", "1400", "--json"});
-  EXPECT_EQ(detour["clocks_mhz"], json({1000, 1200, 1400}));
+  EXPECT_EQ(detour["clocks_mhz"], json({1200, 1400}));
   EXPECT_EQ(detour["wait_ms"], json({5.0, 8.0}));
   EXPECT_EQ(detour["band_ms"], json({11.5, 13.0}));
   EXPECT_DOUBLE_EQ(detour["direct_ms"].get<double>(), 30);
   const json direct =
       run_json({"route", "--table", HAND_TABLE, "--from", "1000", "--to", "1400", "--margin-ms", "17", "--json"});
-  EXPECT_EQ(direct["clocks_mhz"], json({1000, 1400}));
+  EXPECT_EQ(direct["clocks_mhz"], json({1400}));
   EXPECT_EQ(direct["detour"], false);
   const Result words = run({"route", "--table", HAND_TABLE, "--from", "1000", "--to", "1400", "--statistic", "max"});
   EXPECT_NE(words.out.find("1000 -> 1200 (wait 6.000 ms) -> 1400 MHz: 15.000 ms at max"), std::string::npos) << words.out;
