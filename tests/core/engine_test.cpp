@@ -1134,7 +1134,9 @@ TEST(Engine, NeighboursAreJudgedAtTheirOwnIteration) {
   }
   int coarser = 0;
   for (const auto& c : run.state.checks) {
-    if (std::abs(c.pair.init - c.pair.target) == 15) EXPECT_LE(c.band_overlap, s.max_band_overlap) << "at its own iteration";
+    if (std::abs(c.pair.init - c.pair.target) == 15) {
+      EXPECT_LE(c.band_overlap, s.max_band_overlap) << "at its own iteration";
+    }
     coarser += c.separable_fmas > run.state.iteration_fmas;
   }
   EXPECT_GE(coarser, 4) << "the neighbours run coarser than the run's " << run.state.iteration_fmas << " FMAs";
