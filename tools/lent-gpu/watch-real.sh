@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One guarded call for real clock changes (the caller runs the guard
 # first): build, a watch at an iteration short enough (512 FMAs) for the
-# card's holds of 25 us to 2 ms to reach the judge's 100 iterations, 10 s of
+# card's holds of 25 us to 2 ms to reach the judge's 100 iterations, 6 s of
 # load, the driver's settings before and after, a default selftest, a real
 # measurement the guard must refuse (exit 4).
 # Each file of a watch lands in $OUT/NAME/ compressed on its own (the
@@ -10,7 +10,7 @@ source "$(dirname "$0")/env.sh"
 settings() { nvidia-smi --query-gpu=clocks.sm,clocks.applications.graphics,clocks.applications.memory,power.limit,enforced.power.limit --format=csv,noheader; }
 watch() {  # NAME ARGS...
   local name=$1; shift
-  step "watch $name: $*"; settings; timeout 240 $bin watch --seconds 10 --output "$name" "$@"; echo "rc=$?"; settings
+  step "watch $name: $*"; settings; timeout 200 $bin watch --seconds 6 --tail-seconds 2 --output "$name" "$@"; echo "rc=$?"; settings
   mkdir -p "$out/$name"; for f in "$name"/*; do xz -T8 -c "$f" > "$out/$name/$(basename "$f").xz"; done
 }
 {
