@@ -148,7 +148,7 @@ json violins(const analysis::GpuAnalysis& gpu) {
 // grey); a menu picks the pair.
 json scatter(const analysis::GpuAnalysis& gpu, const std::vector<std::size_t>& shown) {
   static const char* const kPalette[] = {"#4c78a8", "#f58518", "#54a24b", "#b279a2", "#9d755d", "#ff9da6", "#72b7b2", "#eeca3b"};
-  json values = json::array(), names = json::array();
+  json values = json::array(), names = json::array(), clusters_of = json::object();
   int most_clusters = 0;
   for (std::size_t i : shown) {
     const auto& p = gpu.pairs[i];
@@ -156,11 +156,15 @@ json scatter(const analysis::GpuAnalysis& gpu, const std::vector<std::size_t>& s
     const std::string name = pair_name(p.pair.init, p.pair.target);
     names.push_back(name);
     most_clusters = std::max(most_clusters, p.clustering.clusters);
+    std::set<std::string> present;
     for (std::size_t k = 0; k < m.switching_ms.size(); ++k) {
       const int label = p.clustering.labels[k];
+      const std::string cluster = label < 0 ? std::string("outlier") : fmt::format("cluster {}", label + 1);
+      present.insert(cluster);
       values.push_back({{"pair", name}, {"n", m.index[k]}, {"ms", std::round(m.switching_ms[k] * 1e4) / 1e4},
-                        {"cluster", label < 0 ? std::string("outlier") : fmt::format("cluster {}", label + 1)}});
+                        {"cluster", cluster}});
     }
+    clusters_of[name] = present;  // the legend lists the chosen pair's own
   }
   json domain = json::array(), range = json::array();
   for (int c = 0; c < most_clusters; ++c) {
@@ -172,7 +176,8 @@ json scatter(const analysis::GpuAnalysis& gpu, const std::vector<std::size_t>& s
   return with_config(
       {{"data", {{"values", values}}},
        {"params", {{{"name", "pair"}, {"value", names.empty() ? json("") : names[0]},
-                    {"bind", {{"input", "select"}, {"options", names}, {"name", "pair "}}}}}},
+                    {"bind", {{"input", "select"}, {"options", names}, {"name", "pair "}}}},
+                   {{"name", "clusters_of"}, {"value", clusters_of}}}},
        {"transform", {{{"filter", "datum.pair === pair"}}}},
        {"width", 640},
        {"height", 280},
@@ -182,7 +187,8 @@ json scatter(const analysis::GpuAnalysis& gpu, const std::vector<std::size_t>& s
         {{"x", {{"field", "n"}, {"type", "quantitative"}, {"title", "measurement number"}}},
          {"y", {{"field", "ms"}, {"type", "quantitative"}, {"title", "switching latency (ms)"}, {"scale", {{"zero", false}}}}},
          {"color", {{"field", "cluster"}, {"type", "nominal"}, {"title", "DBSCAN cluster"},
-                    {"scale", {{"domain", domain}, {"range", range}}}}},
+                    {"scale", {{"domain", domain}, {"range", range}}},
+                    {"legend", {{"values", {{"expr", "clusters_of[pair]"}}}}}}},
          {"tooltip", {{{"field", "pair"}}, {{"field", "n"}, {"title", "measurement"}},
                       {{"field", "ms"}, {"format", ".4f"}}, {{"field", "cluster"}}}}}}});
 }

@@ -16,9 +16,31 @@ using namespace latest::analysis;
 
 namespace {
 
-// A card's name short enough for a legend: its host and index (UUIDs of
-// one host's cards share most of their characters).
-std::string short_gpu_name(const GpuResults& r) { return fmt::format("{} GPU {}", r.host, r.gpu_index); }
+std::vector<std::string> uuid_groups(const std::string& uuid) {
+  std::vector<std::string> groups(1);
+  for (char c : uuid) {
+    if (c == '-') groups.emplace_back();
+    else groups.back().push_back(c);
+  }
+  return groups;
+}
+
+// Cards' names short enough for a legend: host and index, and where two
+// share those, the first group of their UUIDs that differs (UUIDs of one
+// model share most of their characters, so a cut UUID names none).
+std::vector<std::string> short_gpu_names(const std::vector<const GpuResults*>& cards) {
+  std::vector<std::string> names;
+  for (const GpuResults* r : cards) names.push_back(fmt::format("{} GPU {}", r->host, r->gpu_index));
+  for (std::size_t i = 0; i < cards.size(); ++i)
+    for (std::size_t j = 0; j < cards.size(); ++j) {
+      if (i == j || names[i].rfind(fmt::format("{} GPU {}", cards[j]->host, cards[j]->gpu_index), 0) != 0) continue;
+      const auto a = uuid_groups(cards[i]->uuid), b = uuid_groups(cards[j]->uuid);
+      std::size_t k = 0;
+      while (k + 1 < a.size() && k < b.size() && a[k] == b[k]) ++k;
+      if (names[i].find('(') == std::string::npos) names[i] += fmt::format(" (…{})", a[k]);
+    }
+  return names;
+}
 
 json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
@@ -169,7 +191,9 @@ json models_json(const Analysis& a) {
     }
     std::sort(spreads.begin(), spreads.end(), [](const auto& l, const auto& r) { return l.first > r.first; });
     json widest = json::array(), names = json::array();
-    for (const auto* g : gpus) names.push_back(short_gpu_name(*g->results));
+    std::vector<const GpuResults*> cards;
+    for (const auto* g : gpus) cards.push_back(g->results);
+    for (const std::string& n : short_gpu_names(cards)) names.push_back(n);
     for (std::size_t i = 0; i < std::min<std::size_t>(5, spreads.size()); ++i) {
       const ClockPair pair = spreads[i].second;
       json per_gpu = json::array();

@@ -135,6 +135,9 @@ TEST(Report, FigureSpecsAreWrittenForRestyling) {
   }
   const auto scatter = nlohmann::json::parse(slurp(dir / "figures" / "scatter-0.vl.json"));
   EXPECT_EQ(scatter["data"]["values"].size(), 20u) << "both pairs' measurements";
+  // The legend lists the chosen pair's clusters only.
+  EXPECT_EQ(scatter["encoding"]["color"]["legend"]["values"]["expr"], "clusters_of[pair]");
+  EXPECT_EQ(scatter["params"][1]["value"].size(), 2u) << "a list of clusters for each pair";
   // Heatmaps: a colour-blind-safe scale, ticked between its ends, labels readable on dark cells.
   int heatmaps = 0;
   for (const auto& f : figures) {
