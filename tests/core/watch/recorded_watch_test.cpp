@@ -60,7 +60,7 @@ TEST(RecordedWatch, IterationsKeepTheirCyclesWhileTheirDurationMoves) {
         std::vector<double> cycles(r.cycles.begin(), r.cycles.end()), mhz;
         for (std::size_t i = 0; i < r.cycles.size(); ++i)
           if (r.duration_ns[i] > 0) mhz.push_back(1e3 * r.cycles[i] / r.duration_ns[i]);
-        const Summary c = summarise(cycles), f = summarise(mhz);
+        const Summary c = summarise(cycles);
         EXPECT_LE(quantile(cycles, 0.99) - quantile(cycles, 0.01), 0.001 * c.median) << name << " SM " << r.sm;
         EXPECT_GT(quantile(mhz, 0.99) / quantile(mhz, 0.01), 1.2) << name << " SM " << r.sm << ": the clock moves";
       }
