@@ -144,12 +144,7 @@ json summary_json(const Analysis& a) {
 std::vector<std::string> pair_flags(const GpuResults& results, const PairAnalysis& pair) {
   std::vector<std::string> flags;
   if (pair.clustering.flagged) flags.push_back("noisy");
-  for (const json& m : results.manifests)
-    for (const json& p : m.value("pairs", json::array()))
-      if (p.is_object() && p.value("init_mhz", 0) == pair.pair.init && p.value("target_mhz", 0) == pair.pair.target &&
-          p.value("target_not_reached", false) &&
-          std::find(flags.begin(), flags.end(), "target_not_reached") == flags.end())
-        flags.push_back("target_not_reached");
+  if (results.target_not_reached.count({pair.pair.init, pair.pair.target})) flags.push_back("target_not_reached");
   return flags;
 }
 

@@ -30,6 +30,7 @@ GpuResults merged(const std::vector<const GpuResults*>& cards) {
       into.paper_switching_ms.insert(into.paper_switching_ms.end(), p.paper_switching_ms.begin(), p.paper_switching_ms.end());
     }
     for (const auto& [k, why] : c.skipped) m.skipped.emplace(k, why);
+    m.target_not_reached.insert(c.target_not_reached.begin(), c.target_not_reached.end());
     for (Mhz f : c.requested_clocks)
       if (std::find(m.requested_clocks.begin(), m.requested_clocks.end(), f) == m.requested_clocks.end())
         m.requested_clocks.push_back(f);

@@ -210,6 +210,9 @@ std::vector<GpuResults> read_results(const std::vector<fs::path>& dirs) {
         into.true_switching_ms.insert(into.true_switching_ms.end(), m.true_switching_ms.begin(), m.true_switching_ms.end());
       }
       g.skipped.erase(k);
+      if (p.contains("target_not_reached") && p["target_not_reached"].is_boolean() &&
+          p["target_not_reached"].get<bool>())
+        g.target_not_reached.insert(k);
     }
   }
   std::vector<GpuResults> out;

@@ -4,6 +4,7 @@
 // file and line.
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,7 @@ struct GpuResults {
   std::vector<nlohmann::json> manifests;
   std::map<std::pair<Mhz, Mhz>, PairMeasurements> pairs;
   std::map<std::pair<Mhz, Mhz>, std::string> skipped;  // pair -> reason
+  std::set<std::pair<Mhz, Mhz>> target_not_reached;    // pairs a run found nearer another clock (manifest)
   std::vector<Mhz> requested_clocks;                   // union of the runs' --freq
   std::string key() const { return host + "/" + uuid; }
 };

@@ -122,13 +122,13 @@ std::vector<fs::path> result_dirs(const std::vector<std::string>& given) {
   return unique;
 }
 
-}  // namespace
-
 // -o names a directory when it exists as one or ends in '/' (created then),
 // else the one table's file.
 bool names_directory(const std::string& output) {
   return fs::is_directory(output) || (!output.empty() && output.back() == '/');
 }
+
+}  // namespace
 
 int run_table(const AnalyzeOptions& o) {
   const analysis::AdaptiveSettings filter = outlier_filter(o.outlier_filter);

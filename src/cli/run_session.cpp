@@ -75,8 +75,10 @@ RunState plan_session(Backends& backends, const EngineSettings& settings, const 
    private:
     ProgressMode mode_;
     int finished_ = 0;
-  } observer(parse_progress_mode(progress, isatty(STDERR_FILENO) != 0));
-  if (progress != "none")
+  };
+  const ProgressMode mode = parse_progress_mode(progress, isatty(STDERR_FILENO) != 0);
+  PlanProgress observer(mode);
+  if (mode != ProgressMode::none)
     fmt::print(stderr, "latest: plan: phase 1 and the pilot, then a sample of pairs measured to their stop (clocks "
                        "change as in a run and are restored)\n");
   install_stop_handlers();

@@ -37,6 +37,7 @@ json heatmap(const std::vector<Mhz>& clocks, const json& matrix, const std::map<
   // 3 clocks: 60 px cells; 110 clocks: 7 px, labels thinned to fit.
   const int cell = std::clamp(720 / std::max(n, 1), 7, 60);
   json cells = json::array(), holes = json::array();
+  std::vector<double> values;  // the cells' ms
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j) {
       if (i == j) continue;
@@ -44,6 +45,7 @@ json heatmap(const std::vector<Mhz>& clocks, const json& matrix, const std::map<
       const Mhz a = clocks[static_cast<std::size_t>(i)], b = clocks[static_cast<std::size_t>(j)];
       if (v.is_number()) {
         cells.push_back({{"init", a}, {"target", b}, {"ms", v}});
+        values.push_back(v.get<double>());
       } else if (const auto g = gaps.find({a, b}); g != gaps.end()) {
         holes.push_back({{"init", a}, {"target", b}, {"note", g->second}});
       }
@@ -81,12 +83,9 @@ json heatmap(const std::vector<Mhz>& clocks, const json& matrix, const std::map<
   if (cell >= 34) {
     // Viridis runs from dark (short) to light (long): white labels on the
     // darker half of the range, black on the lighter.
-    double low = 0, high = 0;
-    for (std::size_t k = 0; k < cells.size(); ++k) {
-      const double ms = cells[k]["ms"].get<double>();
-      low = k == 0 ? ms : std::min(low, ms), high = k == 0 ? ms : std::max(high, ms);
-    }
-    const json label_colour = {{"condition", {{"test", fmt::format("datum.ms < {}", (low + high) / 2)}, {"value", "white"}}},
+    const auto [low, high] = std::minmax_element(values.begin(), values.end());
+    const double middle = values.empty() ? 0.0 : (*low + *high) / 2;
+    const json label_colour = {{"condition", {{"test", fmt::format("datum.ms < {}", middle)}, {"value", "white"}}},
                                {"value", "black"}};
     layers.push_back({{"name", "values"},
                       {"data", {{"values", cells}}},

@@ -16,29 +16,31 @@ using namespace latest::analysis;
 
 namespace {
 
-std::vector<std::string> uuid_groups(const std::string& uuid) {
-  std::vector<std::string> groups(1);
-  for (char c : uuid) {
-    if (c == '-') groups.emplace_back();
-    else groups.back().push_back(c);
+// The first dash-separated group of `a` that differs from `b`'s.
+std::string differing_uuid_group(const std::string& a, const std::string& b) {
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t end = std::min(a.find('-', start), a.size());
+    if (end == a.size() || start >= b.size() || a.compare(start, end - start, b, start, end - start) != 0)
+      return a.substr(start, end - start);
+    start = end + 1;
   }
-  return groups;
 }
 
 // Cards' names short enough for a legend: host and index, and where two
 // share those, the first group of their UUIDs that differs (UUIDs of one
 // model share most of their characters, so a cut UUID names none).
 std::vector<std::string> short_gpu_names(const std::vector<const GpuResults*>& cards) {
-  std::vector<std::string> names;
-  for (const GpuResults* r : cards) names.push_back(fmt::format("{} GPU {}", r->host, r->gpu_index));
-  for (std::size_t i = 0; i < cards.size(); ++i)
-    for (std::size_t j = 0; j < cards.size(); ++j) {
-      if (i == j || names[i].rfind(fmt::format("{} GPU {}", cards[j]->host, cards[j]->gpu_index), 0) != 0) continue;
-      const auto a = uuid_groups(cards[i]->uuid), b = uuid_groups(cards[j]->uuid);
-      std::size_t k = 0;
-      while (k + 1 < a.size() && k < b.size() && a[k] == b[k]) ++k;
-      if (names[i].find('(') == std::string::npos) names[i] += fmt::format(" (…{})", a[k]);
-    }
+  std::vector<std::string> base, names;
+  for (const GpuResults* r : cards) base.push_back(fmt::format("{} GPU {}", r->host, r->gpu_index));
+  for (std::size_t i = 0; i < cards.size(); ++i) {
+    names.push_back(base[i]);
+    for (std::size_t j = 0; j < cards.size(); ++j)
+      if (j != i && base[j] == base[i]) {
+        names[i] += fmt::format(" (…{})", differing_uuid_group(cards[i]->uuid, cards[j]->uuid));
+        break;
+      }
+  }
   return names;
 }
 

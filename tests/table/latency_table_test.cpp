@@ -158,6 +158,7 @@ TEST(LatencyTable, JsonThatIsNoTableIsRefusedByPath) {
       {"unsorted", [](json& j) { j["clocks_mhz"] = {1980, 990, 1500}; }, "not ascending"},
       {"zero-n", [](json& j) { j["pairs"][0]["n"] = 0; }, "pairs[0].n is not a count"},
       {"array", [](json& j) { j = json::array(); }, "the document is not an object"},
+      {"routes", [](json& j) { j["kind"] = "latest measured routes"; }, "this is a \"latest measured routes\", not a latency table"},
       {"flags-string", [](json& j) { j["pairs"][0]["flags"] = "noisy"; }, "pairs[0].flags is string"},
       {"flags-number", [](json& j) { j["pairs"][0]["flags"] = {1}; }, "pairs[0].flags holds something other than names"},
   };
